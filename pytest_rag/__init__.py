@@ -1,0 +1,83 @@
+"""pytest-rag: deterministic, stage-by-stage RAG regression testing for pytest.
+
+The public API is re-exported here.  Names are loaded on first use, so that
+``import pytest_rag`` stays cheap and does not import numpy: numpy is imported
+only when metrics are computed.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0.dev0"
+
+__all__ = [
+    "AugmentationEvaluator",
+    "ChunkEvaluator",
+    "Dataset",
+    "DatasetError",
+    "Direction",
+    "EmbeddingEvaluator",
+    "EndToEndEvaluator",
+    "EVALUATORS",
+    "GenerationEvaluator",
+    "MetricSpec",
+    "REGISTRY",
+    "Report",
+    "RerankingEvaluator",
+    "RetrievalEvaluator",
+    "STAGES",
+    "evaluate_dataset",
+    "load_dataset",
+    "parse_dataset",
+]
+
+_LOCATIONS: dict[str, str] = {
+    "AugmentationEvaluator": "pytest_rag.stages.augmentation",
+    "ChunkEvaluator": "pytest_rag.stages.chunking",
+    "EmbeddingEvaluator": "pytest_rag.stages.embedding",
+    "EndToEndEvaluator": "pytest_rag.stages.end_to_end",
+    "GenerationEvaluator": "pytest_rag.stages.generation",
+    "RerankingEvaluator": "pytest_rag.stages.reranking",
+    "RetrievalEvaluator": "pytest_rag.stages.retrieval",
+    "Dataset": "pytest_rag.data",
+    "DatasetError": "pytest_rag.errors",
+    "Direction": "pytest_rag.registry",
+    "MetricSpec": "pytest_rag.registry",
+    "REGISTRY": "pytest_rag.registry",
+    "STAGES": "pytest_rag.registry",
+    "Report": "pytest_rag.report",
+    "EVALUATORS": "pytest_rag.evaluate",
+    "evaluate_dataset": "pytest_rag.evaluate",
+    "load_dataset": "pytest_rag.loading",
+    "parse_dataset": "pytest_rag.loading",
+}
+
+if TYPE_CHECKING:
+    from .data import Dataset
+    from .errors import DatasetError
+    from .evaluate import EVALUATORS, evaluate_dataset
+    from .loading import load_dataset, parse_dataset
+    from .registry import REGISTRY, STAGES, Direction, MetricSpec
+    from .report import Report
+    from .stages.augmentation import AugmentationEvaluator
+    from .stages.chunking import ChunkEvaluator
+    from .stages.embedding import EmbeddingEvaluator
+    from .stages.end_to_end import EndToEndEvaluator
+    from .stages.generation import GenerationEvaluator
+    from .stages.reranking import RerankingEvaluator
+    from .stages.retrieval import RetrievalEvaluator
+
+
+def __getattr__(name: str) -> Any:
+    module = _LOCATIONS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pytest_rag' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -1,0 +1,198 @@
+"""Plain frozen dataclasses that carry a gold dataset and a run between layers.
+
+Everything here is already validated: offsets are inside their document,
+quotes are located, ids are unique strings, numbers are finite.  Build these
+with :func:`pytest_rag.load_dataset` (a file) or let an evaluator build them
+from keyword arguments; the constructors do not check their input again.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from .positions import Positions
+    from .tokens import TokenTable
+
+__all__ = [
+    "Chunk",
+    "Claim",
+    "Dataset",
+    "Document",
+    "EvidenceSpan",
+    "Params",
+    "Query",
+    "RunEntry",
+    "Vectors",
+]
+
+
+@dataclass(frozen=True)
+class Document:
+    """A source document: its id, full text and metadata."""
+
+    id: str
+    text: str
+    metadata: Mapping[str, Any] | None = None
+
+    @functools.cached_property
+    def tokens(self) -> TokenTable:
+        """The document's tokens, computed once per document object."""
+        from .tokens import tokenize
+
+        return tokenize(self.text)
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A chunk (or an expected chunk): a character span ``[start, end)`` of a document.
+
+    ``id`` is ``None`` only for expected chunks, whose ids are optional.
+    ``metadata`` is ``None`` when the chunk carried none.
+    """
+
+    id: str | None
+    doc_id: str
+    start: int
+    end: int
+    metadata: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class EvidenceSpan:
+    """A gold evidence span ``[start, end)`` of a document (quotes already located)."""
+
+    doc_id: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One human-verified claim of an answer."""
+
+    claim: str
+    supported: bool
+
+
+@dataclass(frozen=True)
+class Query:
+    """Gold data of one question.  Empty collections mean "not given"."""
+
+    id: str
+    question: str | None = None
+    relevant: Mapping[str, int] | None = None
+    expected_evidence: tuple[EvidenceSpan, ...] = ()
+    reference_answers: tuple[str, ...] = ()
+    required_facts: tuple[str, ...] = ()
+    expected_citations: tuple[str, ...] = ()
+    answerable: bool | None = None
+
+
+@dataclass(frozen=True)
+class RunEntry:
+    """What the pipeline produced for one query.  ``None`` means not given."""
+
+    retrieved_ids: tuple[str, ...] | None = None
+    reranked_ids: tuple[str, ...] | None = None
+    context_ids: tuple[str, ...] | None = None
+    answer: str | None = None
+    cited_ids: tuple[str, ...] | None = None
+    abstained: bool | None = None
+    verified_claims: tuple[Claim, ...] | None = None
+    task_success: bool | None = None
+    query_vector: npt.NDArray[np.float64] | None = field(default=None, compare=False)
+    ann_ids: tuple[str, ...] | None = None
+    retrieval_latency_ms: float | None = None
+    generation_latency_ms: float | None = None
+    latency_ms: float | None = None
+    cost_usd: float | None = None
+    total_tokens: float | None = None
+
+
+#: The fields of a run entry, in FORMAT.md order.
+RUN_FIELDS: tuple[str, ...] = tuple(RunEntry.__dataclass_fields__)
+
+
+@dataclass(frozen=True)
+class Params:
+    """Evaluator settings from a file's ``params`` section (``None``: not given)."""
+
+    k: int | None = None
+    size_limits: tuple[int, int] | None = None
+    boundary_tolerance: int | None = None
+    required_metadata: tuple[str, ...] | None = None
+    max_context_tokens: int | None = None
+    abstain_phrases: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class Vectors:
+    """Embeddings passed in (no model is called).
+
+    ``chunk_matrix`` row ``i`` is the vector of ``chunk_ids[i]``; ids that are
+    not chunks are allowed (they count among the negatives).  ``sentences``
+    maps a chunk id to its sentence vectors, one row per sentence, in order.
+    """
+
+    chunk_ids: tuple[str, ...] = ()
+    chunk_matrix: npt.NDArray[np.float64] | None = field(default=None, compare=False)
+    sentences: Mapping[str, npt.NDArray[np.float64]] | None = field(default=None, compare=False)
+    indexed_ids: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A gold dataset with an optional run: everything the evaluators read.
+
+    Attributes
+    ----------
+    source:
+        The file it came from, or ``"<arguments>"``.
+    run:
+        Query id to :class:`RunEntry`; a query without an entry has no run data.
+    expected:
+        The file's ``expected`` section (``{stage: {key: value}}``), unused by
+        evaluation.
+    """
+
+    source: str = "<arguments>"
+    params: Params = field(default_factory=Params)
+    documents: tuple[Document, ...] = ()
+    chunks: tuple[Chunk, ...] = ()
+    expected_chunks: tuple[Chunk, ...] = ()
+    expected_metadata: Mapping[str, Mapping[str, Any]] | None = None
+    vectors: Vectors | None = None
+    queries: tuple[Query, ...] = ()
+    run: Mapping[str, RunEntry] = field(default_factory=dict)
+    expected: Mapping[str, Mapping[str, float | None]] | None = None
+
+    @functools.cached_property
+    def document_by_id(self) -> dict[str, Document]:
+        return {doc.id: doc for doc in self.documents}
+
+    @functools.cached_property
+    def chunk_index(self) -> dict[str, int]:
+        """Chunk id to its position in :attr:`chunks`."""
+        return {chunk.id: i for i, chunk in enumerate(self.chunks) if chunk.id is not None}
+
+    @functools.cached_property
+    def positions(self) -> Positions:
+        """Token intervals of the chunks and gold spans (computed once per dataset)."""
+        from .positions import build_positions
+
+        return build_positions(self)
+
+    @property
+    def query_ids(self) -> tuple[str, ...]:
+        return tuple(query.id for query in self.queries)
+
+    def run_entry(self, query_id: str) -> RunEntry | None:
+        """The run entry of a query, or ``None`` when it has none."""
+        return self.run.get(query_id)

@@ -1,0 +1,53 @@
+"""Evaluating every stage a dataset has data for."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from .data import Dataset
+from .registry import STAGES
+from .report import Report
+from .stages._base import StageEvaluator
+from .stages.augmentation import AugmentationEvaluator
+from .stages.chunking import ChunkEvaluator
+from .stages.embedding import EmbeddingEvaluator
+from .stages.end_to_end import EndToEndEvaluator
+from .stages.generation import GenerationEvaluator
+from .stages.reranking import RerankingEvaluator
+from .stages.retrieval import RetrievalEvaluator
+
+__all__ = ["EVALUATORS", "evaluate_dataset", "make_evaluator"]
+
+#: Stage key to its evaluator class.
+EVALUATORS: dict[str, type[StageEvaluator]] = {
+    "chunking": ChunkEvaluator,
+    "embedding": EmbeddingEvaluator,
+    "retrieval": RetrievalEvaluator,
+    "reranking": RerankingEvaluator,
+    "augmentation": AugmentationEvaluator,
+    "generation": GenerationEvaluator,
+    "end_to_end": EndToEndEvaluator,
+}
+
+
+def make_evaluator(stage: str, **settings: Any) -> StageEvaluator:
+    """The evaluator of ``stage`` with the settings it takes (others are ignored)."""
+    if stage not in EVALUATORS:
+        raise ValueError(f"unknown stage {stage!r}; known: {', '.join(STAGES)}")
+    cls = EVALUATORS[stage]
+    accepted = cls.settings_names
+    return cls(**{name: value for name, value in settings.items()
+                  if name in accepted and value is not None})
+
+
+def evaluate_dataset(dataset: Dataset, stages: Iterable[str] | None = None,
+                     **settings: Any) -> dict[str, Report]:
+    """Evaluate ``stages`` (default: all seven, in pipeline order) on ``dataset``.
+
+    ``settings`` (``k``, ``size_limits``, ...) go to the evaluators that take
+    them and override the dataset's ``params``.  Stages without data return a
+    report whose values are all ``None``.
+    """
+    chosen = list(STAGES if stages is None else stages)
+    return {stage: make_evaluator(stage, **settings).evaluate(dataset) for stage in chosen}

@@ -1,0 +1,177 @@
+"""Turning an evaluator's keyword arguments into a validated :class:`Dataset`.
+
+An input passed as a keyword argument replaces the dataset's input of that
+name; everything else comes from the dataset (when one is given).  Keyword
+arguments are checked by the same rules as a file, and errors name the
+argument: ``retrieved_ids['q1'][2]: expected a string, got a number 7``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+from .data import Dataset, Query, RunEntry, Vectors
+from .errors import DatasetError
+from .loading import RUN_KEYS, Parser, check_vector_dimensions
+
+__all__ = ["GOLD_QUERY_INPUTS", "RUN_INPUTS", "SECTION_INPUTS", "resolve_inputs"]
+
+SOURCE = "<arguments>"
+
+#: Per-query gold inputs: keyword -> Query attribute.
+GOLD_QUERY_INPUTS: dict[str, str] = {
+    "relevant": "relevant",
+    "expected_evidence": "expected_evidence",
+    "reference_answer": "reference_answers",
+    "required_facts": "required_facts",
+    "expected_citations": "expected_citations",
+    "answerable": "answerable",
+}
+#: Per-query run inputs (FORMAT.md names).
+RUN_INPUTS: tuple[str, ...] = RUN_KEYS
+#: Whole-dataset inputs.
+SECTION_INPUTS: tuple[str, ...] = (
+    "documents", "chunks", "expected_chunks", "expected_metadata", "queries",
+    "chunk_vectors", "sentence_vectors", "indexed_ids",
+)
+ALL_INPUTS: frozenset[str] = frozenset(GOLD_QUERY_INPUTS) | frozenset(RUN_INPUTS) | frozenset(SECTION_INPUTS)
+
+
+def _query_mapping(parser: Parser, name: str, value: object) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        parser.fail(name, f"expected a mapping of query id to value, got {type(value).__name__}")
+    for query_id in value:
+        if not isinstance(query_id, str):
+            parser.fail(name, f"query ids must be strings, got {query_id!r}")
+    return value
+
+
+def _chunk_vectors(parser: Parser, value: object, dataset: Dataset) -> tuple[tuple[str, ...], Any]:
+    if isinstance(value, Mapping):
+        return parser.chunk_vectors(value, "chunk_vectors")
+    matrix = parser.matrix(value, "chunk_vectors", rows=True)
+    ids = tuple(chunk.id for chunk in dataset.chunks if chunk.id is not None)
+    if matrix.shape[0] != len(ids):
+        parser.fail("chunk_vectors", f"an array of {matrix.shape[0]} rows needs one row per "
+                                     f"chunk; there are {len(ids)} chunks (or pass a mapping "
+                                     "of chunk id to vector)")
+    return ids, matrix
+
+
+def resolve_inputs(dataset: Dataset | None, inputs: Mapping[str, Any],
+                   accepted: frozenset[str] | None = None) -> Dataset:
+    """A dataset with ``inputs`` applied on top of ``dataset`` (or of an empty one).
+
+    Raises
+    ------
+    TypeError
+        For a keyword argument that is not an input (of this stage).
+    DatasetError
+        For an input that breaks a rule of the format.
+    """
+    allowed = ALL_INPUTS if accepted is None else accepted
+    unknown = sorted(set(inputs) - allowed)
+    if unknown:
+        raise TypeError(f"unexpected input(s) {', '.join(map(repr, unknown))}; "
+                        f"accepted: {', '.join(sorted(allowed))}")
+    base = dataset if dataset is not None else Dataset()
+    if not inputs:
+        return base
+    parser = Parser(SOURCE)
+    given = {name: value for name, value in inputs.items() if value is not None}
+
+    documents = base.documents
+    if "documents" in given:
+        value = given["documents"]
+        if isinstance(value, Mapping):
+            value = [{"id": doc_id, "text": text} for doc_id, text in value.items()]
+        documents = parser.documents_section(value, "documents")
+    else:
+        parser.documents.update(base.document_by_id)
+    documents_changed = "documents" in given
+
+    def chunks_of(name: str, current: tuple[Any, ...], ids_required: bool) -> tuple[Any, ...]:
+        if name in given:
+            return parser.chunks_section(given[name], name, ids_required=ids_required)
+        if documents_changed and current:
+            return parser.chunks_section(current, name, ids_required=ids_required)
+        return current
+
+    chunks = chunks_of("chunks", base.chunks, True)
+    expected_chunks = chunks_of("expected_chunks", base.expected_chunks, False)
+    expected_metadata = (parser.expected_metadata(given["expected_metadata"])
+                         if "expected_metadata" in given else base.expected_metadata)
+
+    vectors = base.vectors
+    if {"chunk_vectors", "sentence_vectors", "indexed_ids"} & given.keys():
+        vectors = vectors or Vectors()
+        changes: dict[str, Any] = {}
+        if "chunk_vectors" in given:
+            changes["chunk_ids"], changes["chunk_matrix"] = _chunk_vectors(
+                parser, given["chunk_vectors"], dataclasses.replace(base, chunks=chunks))
+        if "sentence_vectors" in given:
+            changes["sentences"] = parser.sentence_vectors(given["sentence_vectors"], "sentence_vectors")
+        if "indexed_ids" in given:
+            changes["indexed_ids"] = parser.ids(given["indexed_ids"], "indexed_ids")
+        vectors = dataclasses.replace(vectors, **changes)
+
+    queries = list(parser.queries_section(given["queries"]) if "queries" in given else base.queries)
+    if documents_changed and "queries" not in given:
+        queries = [dataclasses.replace(q, expected_evidence=parser.evidence(
+            q.expected_evidence, f"queries[{i}].expected_evidence")) for i, q in enumerate(queries)]
+    known = {query.id: i for i, query in enumerate(queries)}
+    fixed_queries = dataset is not None or "queries" in given
+    per_query = {name: _query_mapping(parser, name, value) for name, value in given.items()
+                 if name in GOLD_QUERY_INPUTS or name in RUN_INPUTS}
+    for name, mapping in per_query.items():
+        for query_id in mapping:
+            if query_id not in known:
+                if fixed_queries:
+                    parser.fail(f"{name}[{query_id!r}]", f"query {query_id!r} is not in the dataset")
+                known[query_id] = len(queries)
+                queries.append(Query(query_id))
+
+    for name, attribute in GOLD_QUERY_INPUTS.items():
+        if name not in inputs:
+            continue
+        mapping = per_query.get(name, {})
+        for i, query in enumerate(queries):
+            raw = mapping.get(query.id)
+            place = f"{name}[{query.id!r}]"
+            if raw is None:
+                value: Any = None if attribute in ("relevant", "answerable") else ()
+            elif name == "relevant":
+                value = parser.relevant(raw, place)
+            elif name == "expected_evidence":
+                value = parser.evidence(raw, place)
+            elif name == "reference_answer":
+                value = parser.answers(raw, place)
+            elif name == "answerable":
+                value = parser.boolean(raw, place)
+            else:
+                value = parser.strings(raw, place)
+            queries[i] = dataclasses.replace(query, **{attribute: value})
+
+    run = dict(base.run)
+    run_names = [name for name in RUN_INPUTS if name in inputs]
+    if run_names:
+        for query in queries:
+            fields: dict[str, Any] = {}
+            for name in run_names:
+                raw = per_query.get(name, {}).get(query.id)
+                fields[name] = parser.run_field(name, raw, f"{name}[{query.id!r}]")
+            entry = run.get(query.id)
+            if entry is None:
+                if all(value is None for value in fields.values()):
+                    continue
+                entry = RunEntry()
+            run[query.id] = dataclasses.replace(entry, **fields)
+    check_vector_dimensions(parser, vectors, run, lambda query_id: f"query_vector[{query_id!r}]")
+    return dataclasses.replace(
+        base, source=base.source if dataset is not None else SOURCE,
+        documents=documents, chunks=chunks, expected_chunks=expected_chunks,
+        expected_metadata=expected_metadata, vectors=vectors, queries=tuple(queries), run=run,
+    )
+

@@ -1,0 +1,626 @@
+"""Reading and validating the gold dataset and run format, version 1.
+
+:func:`load_dataset` reads a YAML or JSON file; :func:`parse_dataset` checks an
+already decoded mapping.  Every rule of the format is enforced and each
+violation raises one :class:`~pytest_rag.errors.DatasetError` naming the file
+and the place (``queries[3].expected_evidence[0].end``).  The piecewise
+parsers of :class:`Parser` are shared with the evaluators' keyword arguments,
+so data passed in Python is checked by exactly the same rules.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+from .data import (
+    Chunk, Claim, Dataset, Document, EvidenceSpan, Params, Query, RunEntry, Vectors,
+)
+from .errors import DatasetError
+from .locate import locate
+from .registry import REGISTRY, STAGES
+
+__all__ = ["FORMAT_ID", "load_dataset", "parse_dataset", "Parser"]
+
+FORMAT_ID = "pytest-rag/v1"
+
+TOP_KEYS = ("format", "params", "documents", "chunks", "expected_chunks",
+            "expected_metadata", "vectors", "queries", "run", "expected")
+PARAM_KEYS = ("k", "size_limits", "boundary_tolerance", "required_metadata",
+              "max_context_tokens", "abstain_phrases")
+DOCUMENT_KEYS = ("id", "text", "path", "metadata")
+CHUNK_KEYS = ("id", "doc_id", "start", "end", "text", "metadata")
+VECTOR_KEYS = ("chunks", "sentences", "indexed_ids")
+QUERY_KEYS = ("id", "question", "relevant", "expected_evidence", "reference_answer",
+              "required_facts", "expected_citations", "answerable")
+EVIDENCE_KEYS = ("doc_id", "start", "end", "quote")
+RUN_KEYS = ("retrieved_ids", "reranked_ids", "context_ids", "answer", "cited_ids",
+            "abstained", "verified_claims", "task_success", "query_vector", "ann_ids",
+            "retrieval_latency_ms", "generation_latency_ms", "latency_ms", "cost_usd",
+            "total_tokens")
+ID_LIST_FIELDS = ("retrieved_ids", "reranked_ids", "context_ids", "cited_ids", "ann_ids")
+NUMBER_FIELDS = ("retrieval_latency_ms", "generation_latency_ms", "latency_ms",
+                 "cost_usd", "total_tokens")
+CLAIM_KEYS = ("claim", "supported")
+
+#: Files larger than this are refused rather than read into memory.
+MAX_FILE_BYTES = 512 * 1024 * 1024
+
+
+def _type_name(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, Mapping):
+        return "a mapping"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    return f"a {type(value).__name__}"
+
+
+def _show(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+class Parser:
+    """Validating converters from decoded data to :mod:`pytest_rag.data` objects.
+
+    Parameters
+    ----------
+    source:
+        Named in every error: the file, or ``"<arguments>"``.
+    base_dir:
+        Folder that ``path:`` documents are relative to.
+    allow_outside_paths:
+        Allow ``path:`` documents outside ``base_dir``'s tree.
+    """
+
+    def __init__(self, source: str, base_dir: Path | None = None, *,
+                 allow_outside_paths: bool = False) -> None:
+        self.source = source
+        self.base_dir = base_dir
+        self.allow_outside_paths = allow_outside_paths
+        self.documents: dict[str, Document] = {}
+
+    # -- primitives ---------------------------------------------------------
+    def fail(self, place: str, problem: str) -> NoReturn:
+        raise DatasetError(self.source, place, problem)
+
+    def mapping(self, value: object, place: str, allowed: Sequence[str] | None = None,
+                required: Sequence[str] = ()) -> Mapping[str, Any]:
+        if not isinstance(value, Mapping):
+            self.fail(place, f"expected a mapping, got {_type_name(value)}")
+        for key in value:
+            if not isinstance(key, str):
+                self.fail(place, f"keys must be strings, got {_show(key)}")
+            if allowed is not None and key not in allowed:
+                hint = difflib.get_close_matches(key, allowed, n=1)
+                suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
+                self.fail(_join(place, key), f"unknown key{suggestion}")
+        for key in required:
+            if key not in value or value[key] is None:
+                self.fail(place, f"missing required key {key!r}")
+        return value
+
+    def sequence(self, value: object, place: str) -> Sequence[Any]:
+        if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
+            self.fail(place, f"expected a list, got {_type_name(value)}")
+        return value if isinstance(value, Sequence) else list(value)
+
+    def string(self, value: object, place: str) -> str:
+        if not isinstance(value, str):
+            self.fail(place, f"expected a string, got {_type_name(value)} {_show(value)}")
+        return value
+
+    def identifier(self, value: object, place: str) -> str:
+        text = self.string(value, place)
+        if not text:
+            self.fail(place, "an id must not be empty")
+        return text
+
+    def strings(self, value: object, place: str) -> tuple[str, ...]:
+        return tuple(self.string(item, f"{place}[{i}]")
+                     for i, item in enumerate(self.sequence(value, place)))
+
+    def ids(self, value: object, place: str) -> tuple[str, ...]:
+        items = self.sequence(value, place)
+        if all(type(item) is str for item in items):
+            return tuple(items)
+        for i, item in enumerate(items):
+            self.string(item, f"{place}[{i}]")
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def boolean(self, value: object, place: str) -> bool:
+        if not isinstance(value, bool):
+            self.fail(place, f"expected true or false, got {_type_name(value)} {_show(value)}")
+        return value
+
+    def integer(self, value: object, place: str, minimum: int | None = None) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            if isinstance(value, float) and value.is_integer():
+                value = int(value)
+            else:
+                self.fail(place, f"expected a whole number, got {_type_name(value)} {_show(value)}")
+        number = int(value)
+        if minimum is not None and number < minimum:
+            self.fail(place, f"must be >= {minimum}, got {number}")
+        return number
+
+    def number(self, value: object, place: str, minimum: float | None = None) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            self.fail(place, f"expected a number, got {_type_name(value)} {_show(value)}")
+        number = float(value)
+        if not math.isfinite(number):
+            self.fail(place, f"must be a finite number, got {value!r}")
+        if minimum is not None and number < minimum:
+            self.fail(place, f"must be >= {minimum:g}, got {number:g}")
+        return number
+
+    def matrix(self, value: object, place: str, *, rows: bool) -> Any:
+        """A finite float64 vector (``rows=False``) or matrix of row vectors."""
+        import numpy as np
+
+        if isinstance(value, np.ndarray):
+            array = value
+        else:
+            items = self.sequence(value, place)
+            if rows:
+                for i, row in enumerate(items):
+                    self._vector_items(row, f"{place}[{i}]")
+                lengths = {len(row) for row in items}
+                if len(lengths) > 1:
+                    first = len(items[0])
+                    bad = next(i for i, row in enumerate(items) if len(row) != first)
+                    self.fail(f"{place}[{bad}]", f"has {len(items[bad])} dimensions, "
+                                                 f"{place}[0] has {first}")
+            else:
+                self._vector_items(value, place)
+            array = np.asarray(items, dtype=np.float64)
+        if array.dtype.kind not in "biuf" or array.dtype == np.bool_:
+            self.fail(place, f"expected numbers, got an array of {array.dtype}")
+        want = 2 if rows else 1
+        if rows and array.ndim == 1 and array.shape[0] == 0:
+            array = array.reshape(0, 0)
+        if array.ndim != want:
+            self.fail(place, f"expected a {'list of vectors' if rows else 'vector'}, "
+                             f"got an array of {array.ndim} dimensions")
+        if array.shape[-1] == 0 and array.size == 0 and not (rows and array.shape[0] == 0):
+            self.fail(place, "a vector must have at least one dimension")
+        array = np.asarray(array, dtype=np.float64)
+        if not np.isfinite(array).all():
+            bad = np.argwhere(~np.isfinite(array))[0]
+            where = "".join(f"[{int(i)}]" for i in bad)
+            self.fail(f"{place}{where}", f"must be a finite number, got {array[tuple(bad)]!r}")
+        return array
+
+    def _vector_items(self, value: object, place: str) -> None:
+        items = self.sequence(value, place)
+        if not items:
+            self.fail(place, "a vector must have at least one dimension")
+        for j, item in enumerate(items):
+            self.number(item, f"{place}[{j}]")
+
+    # -- sections -----------------------------------------------------------
+    def params(self, value: object, place: str = "params") -> Params:
+        raw = self.mapping(value, place, PARAM_KEYS)
+        get = raw.get
+        size_limits = None
+        if get("size_limits") is not None:
+            pair = self.sequence(raw["size_limits"], f"{place}.size_limits")
+            if len(pair) != 2:
+                self.fail(f"{place}.size_limits", f"expected [min, max], got {_show(pair)}")
+            low = self.integer(pair[0], f"{place}.size_limits[0]", 0)
+            high = self.integer(pair[1], f"{place}.size_limits[1]", 0)
+            if low > high:
+                self.fail(f"{place}.size_limits", f"min {low} is greater than max {high}")
+            size_limits = (low, high)
+        return Params(
+            k=None if get("k") is None else self.integer(raw["k"], f"{place}.k", 1),
+            size_limits=size_limits,
+            boundary_tolerance=None if get("boundary_tolerance") is None else self.integer(
+                raw["boundary_tolerance"], f"{place}.boundary_tolerance", 0),
+            required_metadata=None if get("required_metadata") is None else self.strings(
+                raw["required_metadata"], f"{place}.required_metadata"),
+            max_context_tokens=None if get("max_context_tokens") is None else self.integer(
+                raw["max_context_tokens"], f"{place}.max_context_tokens", 0),
+            abstain_phrases=None if get("abstain_phrases") is None else self.strings(
+                raw["abstain_phrases"], f"{place}.abstain_phrases"),
+        )
+
+    def documents_section(self, value: object, place: str = "documents") -> tuple[Document, ...]:
+        documents: list[Document] = []
+        for i, item in enumerate(self.sequence(value, place)):
+            where = f"{place}[{i}]"
+            if isinstance(item, Document):
+                document = item
+            else:
+                raw = self.mapping(item, where, DOCUMENT_KEYS, required=("id",))
+                doc_id = self.identifier(raw["id"], f"{where}.id")
+                has_text = raw.get("text") is not None
+                has_path = raw.get("path") is not None
+                if has_text == has_path:
+                    self.fail(where, "give exactly one of 'text' and 'path'")
+                text = (self.string(raw["text"], f"{where}.text") if has_text
+                        else self._read_document(raw["path"], f"{where}.path"))
+                metadata = raw.get("metadata")
+                if metadata is not None:
+                    metadata = dict(self.mapping(metadata, f"{where}.metadata"))
+                document = Document(doc_id, text, metadata)
+            if document.id in self.documents:
+                self.fail(f"{where}.id", f"duplicate document id {document.id!r}")
+            self.documents[document.id] = document
+            documents.append(document)
+        return tuple(documents)
+
+    def _read_document(self, value: object, place: str) -> str:
+        name = self.string(value, place)
+        base = self.base_dir if self.base_dir is not None else Path.cwd()
+        path = (base / name).resolve()
+        if not self.allow_outside_paths:
+            root = base.resolve()
+            if path != root and root not in path.parents:
+                self.fail(place, f"{name!r} is outside the dataset's folder {str(root)!r} "
+                                 "(allow it with allow_outside_paths / ini rag_allow_outside_paths)")
+        try:
+            size = path.stat().st_size
+            if size > MAX_FILE_BYTES:
+                self.fail(place, f"{name!r} is {size} bytes, over the limit of {MAX_FILE_BYTES}")
+            return path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            self.fail(place, f"document file {name!r} not found (looked at {str(path)!r})")
+        except UnicodeDecodeError as error:
+            self.fail(place, f"document file {name!r} is not UTF-8 text ({error.reason} "
+                             f"at byte {error.start})")
+        except OSError as error:
+            self.fail(place, f"cannot read document file {name!r}: {error.strerror}")
+
+    def _doc_id(self, raw: Mapping[str, Any], where: str) -> str:
+        if raw.get("doc_id") is None:
+            if len(self.documents) == 1:
+                return next(iter(self.documents))
+            count = len(self.documents)
+            self.fail(where, f"missing 'doc_id' (it may be omitted only with exactly one "
+                             f"document; there are {count})")
+        doc_id = self.string(raw["doc_id"], f"{where}.doc_id")
+        if doc_id not in self.documents:
+            self.fail(f"{where}.doc_id", f"unknown document {doc_id!r}")
+        return doc_id
+
+    def _offsets(self, raw: Mapping[str, Any], where: str, doc_id: str) -> tuple[int, int] | None:
+        has_start, has_end = raw.get("start") is not None, raw.get("end") is not None
+        if not has_start and not has_end:
+            return None
+        if has_start != has_end:
+            self.fail(where, "give both 'start' and 'end', or neither")
+        length = len(self.documents[doc_id].text)
+        start = self.integer(raw["start"], f"{where}.start", 0)
+        end = self.integer(raw["end"], f"{where}.end", 0)
+        for key, offset in (("start", start), ("end", end)):
+            if offset > length:
+                self.fail(f"{where}.{key}", f"{offset} is past the end of document "
+                                            f"{doc_id!r} ({length} characters)")
+        if start > end:
+            self.fail(where, f"start {start} is after end {end}")
+        return start, end
+
+    def chunks_section(self, value: object, place: str, *, ids_required: bool) -> tuple[Chunk, ...]:
+        chunks: list[Chunk] = []
+        seen: set[str] = set()
+        search_from: dict[str, int] = {}
+        for i, item in enumerate(self.sequence(value, place)):
+            where = f"{place}[{i}]"
+            if isinstance(item, Chunk):
+                chunk = item
+                if chunk.doc_id not in self.documents:
+                    self.fail(f"{where}.doc_id", f"unknown document {chunk.doc_id!r}")
+                self._offsets({"start": chunk.start, "end": chunk.end}, where, chunk.doc_id)
+            else:
+                raw = self.mapping(item, where, CHUNK_KEYS,
+                                   required=("id",) if ids_required else ())
+                chunk_id = (self.identifier(raw["id"], f"{where}.id")
+                            if raw.get("id") is not None else None)
+                doc_id = self._doc_id(raw, where)
+                span = self._offsets(raw, where, doc_id)
+                if span is None:
+                    if raw.get("text") is None:
+                        self.fail(where, "give 'start' and 'end', or 'text' to locate")
+                    text = self.string(raw["text"], f"{where}.text")
+                    span = locate(self.documents[doc_id].text, text, search_from.get(doc_id, 0))
+                    if span is None:
+                        self.fail(f"{where}.text", f"{_show(text)} not found in document "
+                                                   f"{doc_id!r} at or after character "
+                                                   f"{search_from.get(doc_id, 0)}")
+                elif raw.get("text") is not None:
+                    self.string(raw["text"], f"{where}.text")
+                metadata = raw.get("metadata")
+                if metadata is not None:
+                    metadata = dict(self.mapping(metadata, f"{where}.metadata"))
+                chunk = Chunk(chunk_id, doc_id, span[0], span[1], metadata)
+            if chunk.id is not None:
+                if chunk.id in seen:
+                    self.fail(f"{where}.id", f"duplicate chunk id {chunk.id!r}")
+                seen.add(chunk.id)
+            search_from[chunk.doc_id] = chunk.start
+            chunks.append(chunk)
+        return tuple(chunks)
+
+    def expected_metadata(self, value: object, place: str = "expected_metadata"
+                          ) -> dict[str, dict[str, Any]]:
+        raw = self.mapping(value, place)
+        return {key: dict(self.mapping(values, _join(place, key))) for key, values in raw.items()}
+
+    def vectors(self, value: object, place: str = "vectors") -> Vectors:
+        raw = self.mapping(value, place, VECTOR_KEYS)
+        chunk_ids: tuple[str, ...] = ()
+        chunk_matrix = None
+        if raw.get("chunks") is not None:
+            chunk_ids, chunk_matrix = self.chunk_vectors(raw["chunks"], f"{place}.chunks")
+        sentences = None
+        if raw.get("sentences") is not None:
+            sentences = self.sentence_vectors(raw["sentences"], f"{place}.sentences")
+        indexed = None
+        if raw.get("indexed_ids") is not None:
+            indexed = self.ids(raw["indexed_ids"], f"{place}.indexed_ids")
+        return Vectors(chunk_ids, chunk_matrix, sentences, indexed)
+
+    def chunk_vectors(self, value: object, place: str) -> tuple[tuple[str, ...], Any]:
+        import numpy as np
+
+        raw = self.mapping(value, place)
+        ids = tuple(raw)
+        if not ids:
+            return (), None
+        rows = [self.matrix(raw[chunk_id], _join(place, chunk_id), rows=False) for chunk_id in ids]
+        dims = {row.shape[0] for row in rows}
+        if len(dims) > 1:
+            first = rows[0].shape[0]
+            bad = next(i for i, row in enumerate(rows) if row.shape[0] != first)
+            self.fail(_join(place, ids[bad]), f"has {rows[bad].shape[0]} dimensions, "
+                                              f"{_join(place, ids[0])} has {first}")
+        return ids, np.vstack(rows)
+
+    def sentence_vectors(self, value: object, place: str) -> dict[str, Any]:
+        raw = self.mapping(value, place)
+        result = {key: self.matrix(rows, _join(place, key), rows=True) for key, rows in raw.items()}
+        dims = {(key, array.shape[1]) for key, array in result.items() if array.shape[0]}
+        if len({dim for _, dim in dims}) > 1:
+            first_key, first = next(iter(dims))
+            key, dim = next((k, d) for k, d in dims if d != first)
+            self.fail(_join(place, key), f"has {dim} dimensions, {_join(place, first_key)} has {first}")
+        return result
+
+    def relevant(self, value: object, place: str) -> dict[str, int] | None:
+        if isinstance(value, Mapping):
+            raw = self.mapping(value, place)
+            grades = {key: self.integer(grade, _join(place, key), 0) for key, grade in raw.items()}
+        else:
+            grades = dict.fromkeys(self.ids(value, place), 1)
+        return grades or None
+
+    def evidence(self, value: object, place: str) -> tuple[EvidenceSpan, ...]:
+        spans: dict[EvidenceSpan, None] = {}
+        for i, item in enumerate(self.sequence(value, place)):
+            where = f"{place}[{i}]"
+            if isinstance(item, EvidenceSpan):
+                self._offsets({"start": item.start, "end": item.end}, where, item.doc_id)
+                spans[item] = None
+                continue
+            raw = self.mapping(item, where, EVIDENCE_KEYS)
+            doc_id = self._doc_id(raw, where)
+            offsets = self._offsets(raw, where, doc_id)
+            has_quote = raw.get("quote") is not None
+            if (offsets is None) == (not has_quote):
+                self.fail(where, "give either 'start' and 'end', or 'quote'")
+            if offsets is None:
+                quote = self.string(raw["quote"], f"{where}.quote")
+                offsets = locate(self.documents[doc_id].text, quote, 0)
+                if offsets is None:
+                    self.fail(f"{where}.quote", f"{_show(quote)} not found in document {doc_id!r}")
+            spans[EvidenceSpan(doc_id, offsets[0], offsets[1])] = None
+        return tuple(spans)
+
+    def answers(self, value: object, place: str) -> tuple[str, ...]:
+        if isinstance(value, str):
+            return (value,)
+        return self.strings(value, place)
+
+    def query(self, value: object, place: str) -> Query:
+        raw = self.mapping(value, place, QUERY_KEYS, required=("id",))
+        get = raw.get
+        return Query(
+            id=self.identifier(raw["id"], f"{place}.id"),
+            question=None if get("question") is None else self.string(raw["question"], f"{place}.question"),
+            relevant=None if get("relevant") is None else self.relevant(raw["relevant"], f"{place}.relevant"),
+            expected_evidence=() if get("expected_evidence") is None else self.evidence(
+                raw["expected_evidence"], f"{place}.expected_evidence"),
+            reference_answers=() if get("reference_answer") is None else self.answers(
+                raw["reference_answer"], f"{place}.reference_answer"),
+            required_facts=() if get("required_facts") is None else self.strings(
+                raw["required_facts"], f"{place}.required_facts"),
+            expected_citations=() if get("expected_citations") is None else self.strings(
+                raw["expected_citations"], f"{place}.expected_citations"),
+            answerable=None if get("answerable") is None else self.boolean(
+                raw["answerable"], f"{place}.answerable"),
+        )
+
+    def queries_section(self, value: object, place: str = "queries") -> tuple[Query, ...]:
+        queries: list[Query] = []
+        seen: set[str] = set()
+        for i, item in enumerate(self.sequence(value, place)):
+            query = self.query(item, f"{place}[{i}]")
+            if query.id in seen:
+                self.fail(f"{place}[{i}].id", f"duplicate query id {query.id!r}")
+            seen.add(query.id)
+            queries.append(query)
+        return tuple(queries)
+
+    def claims(self, value: object, place: str) -> tuple[Claim, ...]:
+        claims = []
+        for i, item in enumerate(self.sequence(value, place)):
+            if isinstance(item, Claim):
+                claims.append(item)
+                continue
+            raw = self.mapping(item, f"{place}[{i}]", CLAIM_KEYS, required=("supported",))
+            text = raw.get("claim")
+            claims.append(Claim(
+                "" if text is None else self.string(text, f"{place}[{i}].claim"),
+                self.boolean(raw["supported"], f"{place}[{i}].supported"),
+            ))
+        return tuple(claims)
+
+    def run_field(self, name: str, value: object, place: str) -> Any:
+        """One run field, converted; ``None`` stays ``None``."""
+        if value is None:
+            return None
+        if name in ID_LIST_FIELDS:
+            return self.ids(value, place)
+        if name in NUMBER_FIELDS:
+            return self.number(value, place, 0)
+        if name == "answer":
+            return self.string(value, place)
+        if name in ("abstained", "task_success"):
+            return self.boolean(value, place)
+        if name == "verified_claims":
+            return self.claims(value, place)
+        if name == "query_vector":
+            return self.matrix(value, place, rows=False)
+        raise AssertionError(name)  # pragma: no cover
+
+    def run_entry(self, value: object, place: str) -> RunEntry:
+        if value is None:
+            return RunEntry()
+        raw = self.mapping(value, place, RUN_KEYS)
+        return RunEntry(**{name: self.run_field(name, item, _join(place, name, dot=True))
+                           for name, item in raw.items()})
+
+    def run_section(self, value: object, query_ids: Iterable[str], place: str = "run"
+                    ) -> dict[str, RunEntry]:
+        raw = self.mapping(value, place)
+        known = set(query_ids)
+        run: dict[str, RunEntry] = {}
+        for query_id, entry in raw.items():
+            if query_id not in known:
+                self.fail(_join(place, query_id), f"query {query_id!r} is not in 'queries'")
+            run[query_id] = self.run_entry(entry, _join(place, query_id))
+        return run
+
+    def expected(self, value: object, place: str = "expected") -> dict[str, dict[str, float | None]]:
+        raw = self.mapping(value, place, STAGES)
+        result: dict[str, dict[str, float | None]] = {}
+        for stage, values in raw.items():
+            keys = [name.split(".", 1)[1] for name in REGISTRY if name.startswith(stage + ".")]
+            section = self.mapping(values, f"{place}.{stage}", keys)
+            result[stage] = {key: None if item is None else float(self.number(item, f"{place}.{stage}.{key}"))
+                             for key, item in section.items()}
+        return result
+
+
+def _join(place: str, key: str, *, dot: bool = False) -> str:
+    """``place.key`` for identifier-like keys, else ``place['key']``."""
+    if dot or key.isidentifier():
+        return f"{place}.{key}" if place else key
+    return f"{place}[{key!r}]"
+
+
+def check_vector_dimensions(parser: Parser, dataset_vectors: Vectors | None,
+                            run: Mapping[str, RunEntry],
+                            place_of: Callable[[str], str] | None = None) -> None:
+    """Query vectors must have the chunk vectors' dimension."""
+    if dataset_vectors is None or dataset_vectors.chunk_matrix is None:
+        return
+    dim = dataset_vectors.chunk_matrix.shape[1]
+    for query_id, entry in run.items():
+        vector = entry.query_vector
+        if vector is not None and vector.shape[0] != dim:
+            place = (place_of(query_id) if place_of is not None
+                     else _join(_join("run", query_id), "query_vector", dot=True))
+            parser.fail(place,
+                        f"has {vector.shape[0]} dimensions, the chunk vectors have {dim}")
+
+
+def parse_dataset(raw: object, *, source: str = "<arguments>", base_dir: Path | None = None,
+                  allow_outside_paths: bool = False) -> Dataset:
+    """Validate a decoded file (a mapping in FORMAT v1) into a :class:`Dataset`."""
+    parser = Parser(source, base_dir, allow_outside_paths=allow_outside_paths)
+    data = parser.mapping(raw, "", TOP_KEYS) if raw is not None else {}
+    get = data.get
+    if get("format") is not None and get("format") != FORMAT_ID:
+        parser.fail("format", f"expected {FORMAT_ID!r}, got {_show(data['format'])}")
+    params = parser.params(data["params"]) if get("params") is not None else Params()
+    documents = parser.documents_section(get("documents") or [])
+    chunks = parser.chunks_section(get("chunks") or [], "chunks", ids_required=True)
+    expected_chunks = parser.chunks_section(get("expected_chunks") or [], "expected_chunks",
+                                            ids_required=False)
+    expected_metadata = (parser.expected_metadata(data["expected_metadata"])
+                         if get("expected_metadata") is not None else None)
+    vectors = parser.vectors(data["vectors"]) if get("vectors") is not None else None
+    queries = parser.queries_section(get("queries") or [])
+    run = parser.run_section(get("run") or {}, (query.id for query in queries))
+    check_vector_dimensions(parser, vectors, run)
+    expected = parser.expected(data["expected"]) if get("expected") is not None else None
+    return Dataset(source, params, documents, chunks, expected_chunks, expected_metadata,
+                   vectors, queries, run, expected)
+
+
+def _decode(path: Path, text: str) -> object:
+    source = str(path)
+    if path.suffix.lower() == ".json":
+        def no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+            result: dict[str, Any] = {}
+            for key, value in pairs:
+                if key in result:
+                    raise DatasetError(source, "", f"duplicate key {key!r} in a JSON object")
+                result[key] = value
+            return result
+        try:
+            return json.loads(text, object_pairs_hook=no_duplicates)
+        except json.JSONDecodeError as error:
+            raise DatasetError(source, f"line {error.lineno}, column {error.colno}",
+                               f"invalid JSON: {error.msg}") from None
+    from ._yaml import load_yaml
+
+    return load_yaml(text, source)
+
+
+def load_dataset(path: str | os.PathLike[str], *, allow_outside_paths: bool = False) -> Dataset:
+    """Read a gold dataset (and optional run) from a YAML or JSON file.
+
+    ``path:`` documents are read relative to the file's folder and must lie
+    inside it unless ``allow_outside_paths`` is true.  YAML is read with a safe
+    loader: no tag constructs an object.
+
+    Raises
+    ------
+    DatasetError
+        For a missing, unreadable or invalid file, naming the file and the place.
+    """
+    file = Path(path)
+    source = str(path)
+    try:
+        size = file.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise DatasetError(source, "", f"file is {size} bytes, over the limit of {MAX_FILE_BYTES}")
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise DatasetError(source, "", "file not found") from None
+    except IsADirectoryError:
+        raise DatasetError(source, "", "is a directory, not a dataset file") from None
+    except UnicodeDecodeError as error:
+        raise DatasetError(source, "", f"not UTF-8 text ({error.reason} at byte {error.start})") from None
+    except OSError as error:
+        raise DatasetError(source, "", f"cannot read: {error.strerror}") from None
+    if file.suffix.lower() not in (".json", ".yaml", ".yml"):
+        raise DatasetError(source, "", "unknown file type: use .yaml, .yml or .json")
+    return parse_dataset(_decode(file, text), source=source, base_dir=file.parent,
+                         allow_outside_paths=allow_outside_paths)

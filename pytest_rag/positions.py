@@ -1,0 +1,86 @@
+"""Token positions of a dataset as global integer intervals.
+
+Documents are laid end to end on one line of positions: document ``d``'s
+token ``i`` is position ``base[d] + i``.  A chunk, an evidence span or a
+structural block is then one interval ``[lo, hi)`` on that line, and set
+operations on positions become interval arithmetic (:mod:`pytest_rag.intervals`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from .data import Chunk, Dataset, EvidenceSpan
+from .tokens import span_intervals
+
+__all__ = ["Positions", "build_positions"]
+
+_IntArray = npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True)
+class Positions:
+    """Global token intervals of a dataset's chunks and gold evidence.
+
+    Attributes
+    ----------
+    doc_index:
+        Document id to its index in ``dataset.documents``.
+    base:
+        ``base[d]`` is the first position of document ``d``; ``base[-1]`` the total.
+    chunk_lo, chunk_hi, chunk_doc:
+        Interval and document index of each chunk of ``dataset.chunks``.
+    evidence_lo, evidence_hi, evidence_query:
+        Interval of each gold span of each query and the query's index.
+    """
+
+    doc_index: dict[str, int]
+    base: _IntArray
+    chunk_lo: _IntArray
+    chunk_hi: _IntArray
+    chunk_doc: _IntArray
+    evidence_lo: _IntArray
+    evidence_hi: _IntArray
+    evidence_query: _IntArray
+
+    def doc_tokens(self, doc: int) -> int:
+        return int(self.base[doc + 1] - self.base[doc])
+
+
+def intervals_of(dataset: Dataset, doc_index: dict[str, int], base: _IntArray,
+                 spans: Sequence[Chunk | EvidenceSpan]) -> tuple[_IntArray, _IntArray, _IntArray]:
+    """Global ``(lo, hi, doc)`` of character spans, tokenizing each document once."""
+    count = len(spans)
+    docs = np.fromiter((doc_index[span.doc_id] for span in spans), dtype=np.int64, count=count)
+    starts = np.fromiter((span.start for span in spans), dtype=np.int64, count=count)
+    ends = np.fromiter((span.end for span in spans), dtype=np.int64, count=count)
+    lo = np.zeros(count, dtype=np.int64)
+    hi = np.zeros(count, dtype=np.int64)
+    for doc in np.unique(docs).tolist():
+        rows = np.flatnonzero(docs == doc)
+        table = dataset.documents[doc].tokens
+        doc_lo, doc_hi = span_intervals(table, starts[rows], ends[rows])
+        lo[rows] = doc_lo + base[doc]
+        hi[rows] = doc_hi + base[doc]
+    return lo, hi, docs
+
+
+def build_positions(dataset: Dataset) -> Positions:
+    """Tokenize (once per document object) and place every chunk and gold span."""
+    doc_index = {doc.id: i for i, doc in enumerate(dataset.documents)}
+    sizes = np.fromiter((len(doc.tokens) for doc in dataset.documents), dtype=np.int64,
+                        count=len(dataset.documents))
+    base = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(sizes)])
+    chunk_lo, chunk_hi, chunk_doc = intervals_of(dataset, doc_index, base, dataset.chunks)
+    spans: list[EvidenceSpan] = []
+    owners: list[int] = []
+    for index, query in enumerate(dataset.queries):
+        spans.extend(query.expected_evidence)
+        owners.extend([index] * len(query.expected_evidence))
+    evidence_lo, evidence_hi, _ = intervals_of(dataset, doc_index, base, spans)
+    return Positions(doc_index, base, chunk_lo, chunk_hi, chunk_doc, evidence_lo, evidence_hi,
+                     np.asarray(owners, dtype=np.int64))

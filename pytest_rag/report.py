@@ -1,0 +1,91 @@
+"""The result of one stage evaluation."""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .registry import MetricSpec, stage_metrics
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+__all__ = ["Report"]
+
+
+@dataclass(frozen=True)
+class Report:
+    """Every metric of one stage, for one evaluation.
+
+    Attributes
+    ----------
+    stage:
+        The stage key (``"retrieval"``, ...).
+    values:
+        Aggregate value of every key of the stage: a float, or ``None`` when
+        not measured (never 0 for "not measured").
+    settings:
+        The settings used (``k``, ``size_limits``, ...).
+    missing:
+        For each ``None`` aggregate, why: ``"needs expected_evidence"``.
+    query_ids:
+        The queries of the evaluation, in dataset order.
+    query_values:
+        For per-query metrics, one float array aligned with ``query_ids``;
+        NaN stands for ``None`` there.  Use :attr:`per_query` to read them.
+
+    Examples
+    --------
+    ``report.recall_at_k`` or ``report["recall_at_k"]`` is the aggregate;
+    ``report.per_query["recall_at_k"]["q1"]`` the value of one query.
+    """
+
+    stage: str
+    values: Mapping[str, float | None]
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    missing: Mapping[str, str] = field(default_factory=dict)
+    query_ids: tuple[str, ...] = ()
+    query_values: Mapping[str, npt.NDArray[np.float64]] = field(default_factory=dict, repr=False)
+
+    def __getattr__(self, name: str) -> float | None:
+        values = self.__dict__.get("values")
+        if values is not None and name in values:
+            return values[name]  # type: ignore[no-any-return]
+        raise AttributeError(
+            f"{type(self).__name__} of stage {self.__dict__.get('stage')!r} has no metric {name!r}"
+            + (f"; its metrics: {', '.join(values)}" if values else "")
+        )
+
+    def __getitem__(self, key: str) -> float | None:
+        try:
+            return self.values[key]
+        except KeyError:
+            raise KeyError(f"stage {self.stage!r} has no metric {key!r}; "
+                           f"its metrics: {', '.join(self.values)}") from None
+
+    @functools.cached_property
+    def per_query(self) -> dict[str, dict[str, float | None]]:
+        """``{key: {query_id: value or None}}`` for every per-query metric."""
+        result: dict[str, dict[str, float | None]] = {}
+        for key, array in self.query_values.items():
+            values = [None if math.isnan(v) else v for v in array.tolist()]
+            result[key] = dict(zip(self.query_ids, values))
+        return result
+
+    @property
+    def specs(self) -> tuple[MetricSpec, ...]:
+        """The registry entries of this stage's metrics."""
+        return stage_metrics(self.stage)
+
+    def not_measured(self) -> dict[str, str]:
+        """The keys that are ``None``, with the reason for each."""
+        return {key: self.missing.get(key, "not measured")
+                for key, value in self.values.items() if value is None}
+
+    def to_dict(self) -> dict[str, float | None]:
+        """``{key: value}``, the form of ``pytest-rag evaluate --format json``."""
+        return dict(self.values)

@@ -1,0 +1,1 @@
+"""The seven stage evaluators, one module each."""

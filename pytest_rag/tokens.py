@@ -1,0 +1,106 @@
+"""Tokens and spans.
+
+A token is a maximal match of ``\\w+`` (Python ``re``, Unicode) in the original
+text, compared in lowercase (``str.lower()`` of the match).  Token offsets are
+character offsets into the original text.
+
+Documents are tokenized without a per-token Python loop: the text becomes an
+array of code points, a lookup table built from the code points present says
+which are word characters (``str.isalnum()`` or ``_``, exactly the set ``\\w``
+matches), and token starts and ends are where that mask changes.  A character
+span ``[start, end)`` then maps to the half-open token interval of the tokens
+it overlaps by at least one character, with two binary searches.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from typing import Final
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["WORD", "TokenTable", "span_intervals", "text_tokens", "tokenize"]
+
+#: The token rule.
+WORD: Final = re.compile(r"\w+")
+
+_IntArray = npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True)
+class TokenTable:
+    """The tokens of one text: ``starts[i]:ends[i]`` is token ``i``.
+
+    ``text`` is kept so that :attr:`words` can be produced on demand.
+    """
+
+    text: str
+    starts: _IntArray
+    ends: _IntArray
+
+    def __len__(self) -> int:
+        return int(self.starts.shape[0])
+
+    @functools.cached_property
+    def words(self) -> list[str]:
+        """The lowercase tokens, in order."""
+        return [match.lower() for match in WORD.findall(self.text)]
+
+
+def _word_mask(text: str) -> npt.NDArray[np.bool_]:
+    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
+    present = np.zeros(int(codes.max()) + 1, dtype=bool)
+    present[codes] = True
+    points = np.flatnonzero(present)
+    table = np.zeros(present.shape[0], dtype=bool)
+    table[points] = np.fromiter(
+        (chr(point).isalnum() or point == 0x5F for point in points.tolist()),
+        dtype=bool,
+        count=points.shape[0],
+    )
+    return table[codes]
+
+
+def tokenize(text: str) -> TokenTable:
+    """Split ``text`` into tokens, as character offsets.
+
+    Examples
+    --------
+    >>> table = tokenize("Hi, Bob!")
+    >>> table.starts.tolist(), table.ends.tolist(), table.words
+    ([0, 4], [2, 7], ['hi', 'bob'])
+    """
+    if not text:
+        empty = np.zeros(0, dtype=np.int64)
+        return TokenTable(text, empty, empty)
+    mask = _word_mask(text).view(np.int8)
+    edges = np.diff(mask, prepend=np.int8(0), append=np.int8(0))
+    starts = np.flatnonzero(edges == 1).astype(np.int64)
+    ends = np.flatnonzero(edges == -1).astype(np.int64)
+    return TokenTable(text, starts, ends)
+
+
+def span_intervals(
+    table: TokenTable, starts: npt.ArrayLike, ends: npt.ArrayLike
+) -> tuple[_IntArray, _IntArray]:
+    """Token index intervals ``[lo, hi)`` of character spans ``[start, end)``.
+
+    A token belongs to a span when their character ranges overlap by at least
+    one character (``tok.start < end and tok.end > start``); an empty span
+    holds no token (``lo == hi``).
+    """
+    start_arr = np.asarray(starts, dtype=np.int64)
+    end_arr = np.asarray(ends, dtype=np.int64)
+    lo = np.searchsorted(table.ends, start_arr, side="right").astype(np.int64)
+    hi = np.searchsorted(table.starts, end_arr, side="left").astype(np.int64)
+    hi = np.maximum(hi, lo)
+    hi[end_arr <= start_arr] = lo[end_arr <= start_arr]
+    return lo, hi
+
+
+def text_tokens(text: str) -> list[str]:
+    """The lowercase tokens of a short text (an answer, a fact, a phrase)."""
+    return [match.lower() for match in WORD.findall(text)]
