@@ -10,10 +10,14 @@ so data passed in Python is checked by exactly the same rules.
 
 from __future__ import annotations
 
+import datetime
 import difflib
 import json
 import math
+import numbers
 import os
+import reprlib
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
@@ -52,12 +56,20 @@ CLAIM_KEYS = ("claim", "supported")
 MAX_FILE_BYTES = 512 * 1024 * 1024
 
 
+def _is_bool(value: object) -> bool:
+    """``True`` for a boolean, also numpy's (which is not a number here)."""
+    if isinstance(value, bool):
+        return True
+    numpy = sys.modules.get("numpy")
+    return numpy is not None and isinstance(value, numpy.bool_)
+
+
 def _type_name(value: object) -> str:
     if value is None:
         return "null"
-    if isinstance(value, bool):
+    if _is_bool(value):
         return "a boolean"
-    if isinstance(value, (int, float)):
+    if isinstance(value, numbers.Number):
         return "a number"
     if isinstance(value, str):
         return "a string"
@@ -65,12 +77,43 @@ def _type_name(value: object) -> str:
         return "a mapping"
     if isinstance(value, (list, tuple)):
         return "a list"
-    return f"a {type(value).__name__}"
+    if isinstance(value, (set, frozenset)):
+        return "a set"
+    if isinstance(value, datetime.datetime):
+        return "a date and time"
+    if isinstance(value, datetime.date):
+        return "a date"
+    name = type(value).__name__
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
+
+
+_REPR = reprlib.Repr()
+_REPR.maxstring = _REPR.maxother = 60
+_REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = _REPR.maxset = 6
+_REPR.maxlevel = 3
 
 
 def _show(value: object) -> str:
-    text = repr(value)
+    """A short, safe rendering of a value for a message (dates as in the file)."""
+    if isinstance(value, (datetime.date, datetime.datetime)):
+        return value.isoformat()
+    if isinstance(value, str):
+        text = repr(value[:60])
+    elif isinstance(value, numbers.Number) and hasattr(value, "item"):
+        text = repr(value.item())  # a numpy scalar, shown as the plain number
+    else:
+        try:
+            text = _REPR.repr(value)
+        except Exception:  # a foreign object whose repr fails
+            text = f"<{type(value).__name__}>"
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _describe(value: object) -> str:
+    """``a number 7``, ``a string 'x'``, ``null``: what arrived, for a message."""
+    if value is None:
+        return "null"
+    return f"{_type_name(value)} {_show(value)}"
 
 
 class Parser:
@@ -100,28 +143,29 @@ class Parser:
     def mapping(self, value: object, place: str, allowed: Sequence[str] | None = None,
                 required: Sequence[str] = ()) -> Mapping[str, Any]:
         if not isinstance(value, Mapping):
-            self.fail(place, f"expected a mapping, got {_type_name(value)}")
+            self.fail(place, f"expected a mapping, got {_describe(value)}")
         for key in value:
             if not isinstance(key, str):
-                self.fail(place, f"keys must be strings, got {_show(key)}")
+                self.fail(place, f"keys must be strings, got {_describe(key)}")
             if allowed is not None and key not in allowed:
                 hint = difflib.get_close_matches(key, allowed, n=1)
                 suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
                 self.fail(_join(place, key), f"unknown key{suggestion}")
         for key in required:
-            if key not in value or value[key] is None:
+            if value.get(key) is None:
                 self.fail(place, f"missing required key {key!r}")
         return value
 
     def sequence(self, value: object, place: str) -> Sequence[Any]:
-        if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
-            self.fail(place, f"expected a list, got {_type_name(value)}")
+        if (isinstance(value, (str, bytes, bytearray, Mapping, set, frozenset))
+                or not isinstance(value, Iterable)):
+            self.fail(place, f"expected a list, got {_describe(value)}")
         return value if isinstance(value, Sequence) else list(value)
 
     def string(self, value: object, place: str) -> str:
         if not isinstance(value, str):
-            self.fail(place, f"expected a string, got {_type_name(value)} {_show(value)}")
-        return value
+            self.fail(place, f"expected a string, got {_describe(value)}")
+        return str(value)
 
     def identifier(self, value: object, place: str) -> str:
         text = self.string(value, place)
@@ -137,32 +181,39 @@ class Parser:
         items = self.sequence(value, place)
         if all(type(item) is str for item in items):
             return tuple(items)
-        for i, item in enumerate(items):
-            self.string(item, f"{place}[{i}]")
-        raise AssertionError("unreachable")  # pragma: no cover
+        return self.strings(items, place)
 
     def boolean(self, value: object, place: str) -> bool:
-        if not isinstance(value, bool):
-            self.fail(place, f"expected true or false, got {_type_name(value)} {_show(value)}")
-        return value
+        if not _is_bool(value):
+            self.fail(place, f"expected true or false, got {_describe(value)}")
+        return bool(value)
 
     def integer(self, value: object, place: str, minimum: int | None = None) -> int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            if isinstance(value, float) and value.is_integer():
-                value = int(value)
-            else:
-                self.fail(place, f"expected a whole number, got {_type_name(value)} {_show(value)}")
-        number = int(value)
+        if _is_bool(value) or not isinstance(value, numbers.Real):
+            self.fail(place, f"expected a whole number, got {_describe(value)}")
+        if isinstance(value, numbers.Integral):
+            number = int(value)
+        else:
+            try:
+                whole = float(value).is_integer()
+            except OverflowError:
+                whole = False
+            if not whole:
+                self.fail(place, f"expected a whole number, got {_describe(value)}")
+            number = int(value)
         if minimum is not None and number < minimum:
             self.fail(place, f"must be >= {minimum}, got {number}")
         return number
 
     def number(self, value: object, place: str, minimum: float | None = None) -> float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            self.fail(place, f"expected a number, got {_type_name(value)} {_show(value)}")
-        number = float(value)
+        if _is_bool(value) or not isinstance(value, numbers.Real):
+            self.fail(place, f"expected a number, got {_describe(value)}")
+        try:
+            number = float(value)
+        except OverflowError:
+            number = math.inf if value > 0 else -math.inf
         if not math.isfinite(number):
-            self.fail(place, f"must be a finite number, got {value!r}")
+            self.fail(place, f"must be a finite number, got {_show(value)}")
         if minimum is not None and number < minimum:
             self.fail(place, f"must be >= {minimum:g}, got {number:g}")
         return number
@@ -173,43 +224,41 @@ class Parser:
 
         if isinstance(value, np.ndarray):
             array = value
-        else:
-            items = self.sequence(value, place)
-            if rows:
-                for i, row in enumerate(items):
-                    self._vector_items(row, f"{place}[{i}]")
-                lengths = {len(row) for row in items}
-                if len(lengths) > 1:
-                    first = len(items[0])
-                    bad = next(i for i, row in enumerate(items) if len(row) != first)
-                    self.fail(f"{place}[{bad}]", f"has {len(items[bad])} dimensions, "
-                                                 f"{place}[0] has {first}")
-            else:
-                self._vector_items(value, place)
-            array = np.asarray(items, dtype=np.float64)
-        if array.dtype.kind not in "biuf" or array.dtype == np.bool_:
-            self.fail(place, f"expected numbers, got an array of {array.dtype}")
-        want = 2 if rows else 1
-        if rows and array.ndim == 1 and array.shape[0] == 0:
-            array = array.reshape(0, 0)
-        if array.ndim != want:
-            self.fail(place, f"expected a {'list of vectors' if rows else 'vector'}, "
-                             f"got an array of {array.ndim} dimensions")
-        if array.shape[-1] == 0 and array.size == 0 and not (rows and array.shape[0] == 0):
-            self.fail(place, "a vector must have at least one dimension")
-        array = np.asarray(array, dtype=np.float64)
-        if not np.isfinite(array).all():
-            bad = np.argwhere(~np.isfinite(array))[0]
-            where = "".join(f"[{int(i)}]" for i in bad)
-            self.fail(f"{place}{where}", f"must be a finite number, got {array[tuple(bad)]!r}")
-        return array
+            if array.dtype.kind not in "iuf":
+                self.fail(place, f"expected numbers, got an array of {array.dtype}")
+            want = 2 if rows else 1
+            if rows and array.ndim == 1 and array.shape[0] == 0:
+                array = array.reshape(0, 0)
+            if array.ndim != want:
+                self.fail(place, f"expected a {'list of vectors' if rows else 'vector'}, "
+                                 f"got an array of {array.ndim} dimensions")
+            if array.shape[-1] == 0 and not (rows and array.shape[0] == 0):
+                self.fail(place, "a vector must have at least one dimension")
+            array = np.asarray(array, dtype=np.float64)
+            if not np.isfinite(array).all():
+                bad = np.argwhere(~np.isfinite(array))[0]
+                where = "".join(f"[{int(i)}]" for i in bad)
+                self.fail(f"{place}{where}",
+                          f"must be a finite number, got {_show(float(array[tuple(bad)]))}")
+            return array
+        if rows:
+            matrix = [self._vector_items(row, f"{place}[{i}]")
+                      for i, row in enumerate(self.sequence(value, place))]
+            if not matrix:
+                return np.zeros((0, 0), dtype=np.float64)
+            first = len(matrix[0])
+            for i, row in enumerate(matrix):
+                if len(row) != first:
+                    self.fail(f"{place}[{i}]", f"has {len(row)} dimensions, "
+                                               f"{place}[0] has {first}")
+            return np.asarray(matrix, dtype=np.float64)
+        return np.asarray(self._vector_items(value, place), dtype=np.float64)
 
-    def _vector_items(self, value: object, place: str) -> None:
+    def _vector_items(self, value: object, place: str) -> list[float]:
         items = self.sequence(value, place)
         if not items:
             self.fail(place, "a vector must have at least one dimension")
-        for j, item in enumerate(items):
-            self.number(item, f"{place}[{j}]")
+        return [self.number(item, f"{place}[{j}]") for j, item in enumerate(items)]
 
     # -- sections -----------------------------------------------------------
     def params(self, value: object, place: str = "params") -> Params:

@@ -1,0 +1,5 @@
+"""``python -m pytest_rag``: the same command line as ``pytest-rag``."""
+
+from pytest_rag.cli import main
+
+raise SystemExit(main())

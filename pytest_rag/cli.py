@@ -1,0 +1,139 @@
+"""The command line: ``pytest-rag evaluate|metrics|validate``.
+
+Exit status: 0 on success, 2 for bad input or usage (the message on stderr,
+never a traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import TextIO
+
+from .errors import DatasetError
+from .registry import STAGES
+
+__all__ = ["main"]
+
+EXIT_OK = 0
+EXIT_BAD_INPUT = 2
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="pytest-rag",
+        description="Deterministic RAG metrics from gold data and pipeline output.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    evaluate = commands.add_parser(
+        "evaluate", help="evaluate every stage a dataset file has data for",
+        description="Evaluate a gold dataset with its run (FORMAT pytest-rag/v1, YAML or JSON).")
+    evaluate.add_argument("file", metavar="FILE", help="dataset file (.yaml, .yml or .json)")
+    evaluate.add_argument("--stage", action="append", choices=STAGES, metavar="STAGE",
+                          help=f"evaluate only this stage (repeatable): {', '.join(STAGES)}")
+    evaluate.add_argument("--format", choices=("table", "json"), default="table",
+                          help="table: one table per stage (default); json: one object "
+                               "{stage: {key: value}} with null for not measured")
+    evaluate.add_argument("--k", type=_positive_int, default=None,
+                          help="top K for retrieval, reranking and embedding "
+                               "(default: the file's params.k, else 5)")
+    evaluate.add_argument("--allow-outside-paths", action="store_true",
+                          help="allow 'path:' documents outside the dataset's folder")
+
+    metrics = commands.add_parser("metrics", help="list the metrics: key, direction, meaning, needs")
+    metrics.add_argument("--stage", choices=STAGES, metavar="STAGE",
+                         help=f"only this stage: {', '.join(STAGES)}")
+    metrics.add_argument("--format", choices=("table", "markdown", "json"), default="table",
+                         help="table (default), markdown (the README's table) or json")
+
+    validate = commands.add_parser("validate", help="check a dataset file against the format")
+    validate.add_argument("file", metavar="FILE")
+    validate.add_argument("--allow-outside-paths", action="store_true",
+                          help="allow 'path:' documents outside the dataset's folder")
+    return parser
+
+
+def _evaluate(args: argparse.Namespace, out: TextIO) -> int:
+    from .evaluate import evaluate_dataset
+    from .loading import load_dataset
+    from .render import measured, report_table, reports_json
+
+    dataset = load_dataset(args.file, allow_outside_paths=args.allow_outside_paths)
+    reports = evaluate_dataset(dataset, args.stage, k=args.k)
+    if args.format == "json":
+        json.dump(reports_json(reports), out, indent=2, allow_nan=False)
+        out.write("\n")
+        return EXIT_OK
+    shown = measured(reports.values())
+    for report in shown:
+        settings = ", ".join(f"{key}={value}" for key, value in report.settings.items()
+                             if value is not None)
+        out.write(f"{report.stage}" + (f" ({settings})" if settings else "") + "\n")
+        out.write(report_table(report) + "\n\n")
+    skipped = [stage for stage, report in reports.items() if report not in shown]
+    if skipped:
+        out.write("not measured (no data): " + ", ".join(skipped) + "\n")
+    return EXIT_OK
+
+
+def _metrics(args: argparse.Namespace, out: TextIO) -> int:
+    from .render import registry_rows, registry_table
+
+    if args.format == "json":
+        rows = [{"stage": spec.stage, "key": spec.key, "title": spec.title,
+                 "direction": spec.direction.value, "meaning": spec.meaning,
+                 "formula": spec.formula, "needs": list(spec.needs), "unit": spec.unit}
+                for spec in registry_rows(args.stage)]
+        json.dump(rows, out, indent=2, ensure_ascii=False)
+        out.write("\n")
+    else:
+        out.write(registry_table(args.stage, markdown=args.format == "markdown") + "\n")
+    return EXIT_OK
+
+
+def _validate(args: argparse.Namespace, out: TextIO) -> int:
+    from .loading import load_dataset
+
+    dataset = load_dataset(args.file, allow_outside_paths=args.allow_outside_paths)
+    out.write(f"{args.file}: valid pytest-rag/v1: {len(dataset.documents)} documents, "
+              f"{len(dataset.chunks)} chunks, {len(dataset.queries)} queries, "
+              f"{len(dataset.run)} run entries\n")
+    return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
+         err: TextIO | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    stdout = out if out is not None else sys.stdout
+    stderr = err if err is not None else sys.stderr
+    parser = _parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:
+        return int(exit_.code or 0)
+    handlers = {"evaluate": _evaluate, "metrics": _metrics, "validate": _validate}
+    try:
+        return handlers[args.command](args, stdout)
+    except DatasetError as error:
+        stderr.write(f"pytest-rag: error: {error}\n")
+        return EXIT_BAD_INPUT
+    except ValueError as error:
+        stderr.write(f"pytest-rag: error: {error}\n")
+        return EXIT_BAD_INPUT
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

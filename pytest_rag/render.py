@@ -1,0 +1,60 @@
+"""Plain-text and Markdown tables of the registry and of reports (pure functions)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from tabulate import tabulate
+
+from .registry import REGISTRY, STAGES, MetricSpec
+from .report import Report
+
+__all__ = ["format_value", "registry_rows", "registry_table", "report_table"]
+
+_DIRECTION_WORDS = {"higher": "higher is better", "lower": "lower is better", "info": "informational"}
+
+
+def format_value(value: float | None, digits: int = 4) -> str:
+    """A metric value for people: ``None`` is ``not measured``, never 0."""
+    if value is None:
+        return "not measured"
+    if value == int(value) and abs(value) < 1e15:
+        return str(int(value)) if abs(value) >= 10 else f"{value:.{digits}f}"
+    return f"{value:.{digits}f}"
+
+
+def registry_rows(stage: str | None = None) -> list[MetricSpec]:
+    """The registry's metrics, of one stage or all, in stage order."""
+    if stage is not None and stage not in STAGES:
+        raise ValueError(f"unknown stage {stage!r}; known: {', '.join(STAGES)}")
+    return [spec for spec in REGISTRY.values() if stage is None or spec.stage == stage]
+
+
+def registry_table(stage: str | None = None, *, markdown: bool = False) -> str:
+    """The metric table of the README (``markdown=True``) or of ``pytest-rag metrics``."""
+    rows = [
+        (spec.stage, f"`{spec.key}`" if markdown else spec.key, spec.title,
+         _DIRECTION_WORDS[spec.direction.value], spec.meaning,
+         ", ".join(f"`{need}`" if markdown else need for need in spec.needs))
+        for spec in registry_rows(stage)
+    ]
+    headers = ("stage", "key", "metric", "direction", "meaning", "needs")
+    return tabulate(rows, headers=headers, tablefmt="github" if markdown else "simple")
+
+
+def report_table(report: Report) -> str:
+    """One stage's values with the reason beside every ``None``."""
+    rows = [(key, format_value(value), "" if value is not None else report.missing.get(key, ""))
+            for key, value in report.values.items()]
+    return tabulate(rows, headers=("metric", "value", "note"), tablefmt="simple",
+                    disable_numparse=True)
+
+
+def reports_json(reports: Mapping[str, Report]) -> dict[str, dict[str, float | None]]:
+    """``{stage: {key: value}}`` with ``None`` for not measured."""
+    return {stage: report.to_dict() for stage, report in reports.items()}
+
+
+def measured(reports: Iterable[Report]) -> list[Report]:
+    """The reports that measured at least one metric."""
+    return [report for report in reports if any(v is not None for v in report.values.values())]

@@ -1,0 +1,136 @@
+"""The command line: output formats, exit statuses and messages."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_rag.cli import main
+from pytest_rag.registry import REGISTRY, STAGES
+
+SMALL = {
+    "documents": [{"id": "d", "text": "Refunds take 30 days. Shipping takes 2 days."}],
+    "chunks": [{"id": "c0", "start": 0, "end": 21}, {"id": "c1", "start": 22, "end": 44}],
+    "queries": [{"id": "q1", "relevant": ["c0"],
+                 "expected_evidence": [{"start": 0, "end": 21}]}],
+    "run": {"q1": {"retrieved_ids": ["c1", "c0"]}},
+}
+
+
+def run_cli(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    status = main(list(argv), out=out, err=err)
+    return status, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def small_file(tmp_path: Path) -> Path:
+    path = tmp_path / "small.json"
+    path.write_text(json.dumps(SMALL), encoding="utf-8")
+    return path
+
+
+def test_evaluate_json_is_one_object_with_every_stage_and_key(small_file: Path) -> None:
+    status, out, err = run_cli("evaluate", str(small_file), "--format", "json", "--k", "1")
+    assert status == 0, err
+    result = json.loads(out)
+    assert list(result) == list(STAGES)
+    for stage, values in result.items():
+        assert sorted(values) == sorted(s.key for s in REGISTRY.values() if s.stage == stage)
+    assert result["retrieval"]["precision_at_k"] == 0.0
+    assert result["retrieval"]["mrr_at_k"] == 0.0
+    assert result["retrieval"]["token_recall"] == 0.0
+    assert result["embedding"]["zero_norm_rate"] is None
+
+
+def test_evaluate_k_defaults_to_five(small_file: Path) -> None:
+    status, out, _ = run_cli("evaluate", str(small_file), "--format", "json", "--stage", "retrieval")
+    assert status == 0
+    result = json.loads(out)
+    assert list(result) == ["retrieval"]
+    assert result["retrieval"]["precision_at_k"] == 1 / 5
+    assert result["retrieval"]["mrr_at_k"] == 1 / 2
+
+
+def test_evaluate_table_shows_values_and_reasons(small_file: Path) -> None:
+    status, out, _ = run_cli("evaluate", str(small_file), "--stage", "retrieval")
+    assert status == 0
+    assert "retrieval (k=5)" in out
+    assert "recall_at_k" in out and "1.0000" in out
+    assert "not measured" in out and "needs retrieval_latency_ms" in out
+
+
+def test_evaluate_table_names_stages_without_data(small_file: Path) -> None:
+    status, out, _ = run_cli("evaluate", str(small_file))
+    assert status == 0
+    assert "not measured (no data):" in out and "embedding" in out.splitlines()[-1]
+
+
+def test_bad_input_exits_2_with_the_place_and_no_traceback(tmp_path: Path) -> None:
+    bad = dict(SMALL, queries=[{"id": "q1", "expected_evidnce": []}])
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(bad), encoding="utf-8")
+    status, out, err = run_cli("evaluate", str(path))
+    assert status == 2
+    assert out == ""
+    assert err == (f"pytest-rag: error: {path}: queries[0].expected_evidnce: unknown key "
+                   "(did you mean 'expected_evidence'?)\n")
+
+
+def test_missing_file_exits_2(tmp_path: Path) -> None:
+    status, _, err = run_cli("evaluate", str(tmp_path / "none.yaml"))
+    assert status == 2
+    assert err.endswith("none.yaml: file not found\n")
+
+
+def test_unknown_chunk_in_top_k_is_an_error_for_token_metrics(tmp_path: Path) -> None:
+    data = dict(SMALL, run={"q1": {"retrieved_ids": ["c9", "c0"]}})
+    path = tmp_path / "unknown.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    status, _, err = run_cli("evaluate", str(path), "--stage", "retrieval")
+    assert status == 2
+    assert "run.q1.retrieved_ids[0]: unknown chunk 'c9'" in err
+
+
+@pytest.mark.parametrize("argv", [["evaluate"], ["evaluate", "x.yaml", "--k", "0"],
+                                  ["evaluate", "x.yaml", "--stage", "nope"], ["frobnicate"]])
+def test_usage_errors_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 2
+    assert "usage: pytest-rag" in capsys.readouterr().err
+
+
+def test_metrics_lists_the_registry() -> None:
+    status, out, _ = run_cli("metrics", "--stage", "generation")
+    assert status == 0
+    for spec in REGISTRY.values():
+        assert (spec.key in out) == (spec.stage == "generation") or spec.key in (
+            "answer_f1", "p95_latency_ms")
+
+
+def test_metrics_json_carries_direction_and_needs() -> None:
+    status, out, _ = run_cli("metrics", "--format", "json")
+    rows = json.loads(out)
+    assert status == 0 and len(rows) == len(REGISTRY)
+    recall = next(r for r in rows if r["stage"] == "retrieval" and r["key"] == "recall_at_k")
+    assert recall["direction"] == "higher" and recall["needs"] == ["retrieved_ids", "relevant"]
+
+
+def test_validate_summarises_a_valid_file(small_file: Path) -> None:
+    status, out, _ = run_cli("validate", str(small_file))
+    assert status == 0
+    assert out == f"{small_file}: valid pytest-rag/v1: 1 documents, 2 chunks, 1 queries, 1 run entries\n"
+
+
+def test_python_dash_m_and_console_script_agree(small_file: Path) -> None:
+    args = ["evaluate", str(small_file), "--format", "json"]
+    module = subprocess.run([sys.executable, "-m", "pytest_rag", *args],
+                            capture_output=True, text=True, check=True)
+    assert json.loads(module.stdout)["retrieval"]["recall_at_k"] == 1.0
+    broken = subprocess.run([sys.executable, "-m", "pytest_rag", "evaluate", "/no/such.yaml"],
+                            capture_output=True, text=True)
+    assert broken.returncode == 2 and "Traceback" not in broken.stderr

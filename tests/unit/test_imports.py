@@ -1,0 +1,36 @@
+"""Import boundaries: the core never imports pytest; the package imports numpy lazily."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+import pytest_rag
+
+
+def _run(code: str) -> str:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+def test_import_pytest_rag_does_not_import_numpy() -> None:
+    assert _run("import pytest_rag, sys; print('numpy' in sys.modules)") == "False"
+
+
+def test_core_never_imports_pytest() -> None:
+    code = ("import sys, pytest_rag, pytest_rag.evaluate, pytest_rag.loading, pytest_rag.cli, "
+            "pytest_rag.render; d = pytest_rag.load_dataset; "
+            "print(sorted(m for m in sys.modules if m == 'pytest' or m.startswith('_pytest')))")
+    assert _run(code) == "[]"
+
+
+@pytest.mark.parametrize("name", pytest_rag.__all__)
+def test_every_public_name_resolves(name: str) -> None:
+    assert getattr(pytest_rag, name) is not None
+
+
+def test_unknown_attribute_is_an_attribute_error() -> None:
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        pytest_rag.nope  # noqa: B018
