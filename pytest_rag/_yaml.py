@@ -8,19 +8,61 @@ import yaml
 
 from .errors import DatasetError
 
+__all__ = ["load_yaml"]
+
 _Base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+_NO_CONSTRUCTOR = "could not determine a constructor for the tag"
+
+
+#: What a constructor of the safe loader raises on a scalar it cannot read
+#: (``!!int abc``, a date such as ``2024-02-30``, ``!!bool maybe``).
+_CONSTRUCTION_ERRORS = (ValueError, TypeError, KeyError, AttributeError, OverflowError,
+                        IndexError)
 
 
 class _StrictSafeLoader(_Base):  # type: ignore[misc]
-    """PyYAML's safe loader that also refuses a key given twice in a mapping."""
+    """PyYAML's safe loader, stricter.
+
+    - A key given twice in a mapping is an error.  Merge keys (``<<: *anchor``)
+      are left to the safe loader: a key given next to a merge overrides the
+      merged one, as YAML intends.
+    - A value its tag cannot construct is an error naming its line, never a
+      raw Python exception.
+    - A recursive alias (an anchor used inside itself) is an error.
+    """
+
+    def construct_document(self, node: Any) -> Any:
+        _refuse_recursion(node)
+        return super().construct_document(node)
+
+    def construct_object(self, node: Any, deep: bool = False) -> Any:
+        try:
+            return super().construct_object(node, deep=deep)
+        except _CONSTRUCTION_ERRORS as error:
+            tag = str(node.tag).rsplit(":", 1)[-1]
+            value = node.value if isinstance(node, yaml.ScalarNode) else None
+            if isinstance(value, str) and len(value) > 40:
+                value = value[:37] + "..."
+            what = f"{value!r} as {tag}" if value is not None else f"this {tag}"
+            detail = f" ({error})" if tag == "timestamp" and type(error) is ValueError else ""
+            raise yaml.constructor.ConstructorError(
+                None, None, f"cannot read {what}{detail}; quote it if it is text",
+                node.start_mark) from None
 
     def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        if not isinstance(node, yaml.MappingNode):
+            raise yaml.constructor.ConstructorError(
+                None, None, f"expected a mapping, but found {node.id}", node.start_mark)
         seen: set[Any] = set()
         for key_node, _ in node.value:
+            if key_node.tag == _MERGE_TAG:
+                continue
             key = self.construct_object(key_node, deep=deep)
             try:
                 duplicate = key in seen
-            except TypeError:
+            except TypeError:  # unhashable: the safe loader reports it
                 continue
             if duplicate:
                 mark = key_node.start_mark
@@ -30,14 +72,68 @@ class _StrictSafeLoader(_Base):  # type: ignore[misc]
         return super().construct_mapping(node, deep=deep)
 
 
+def _refuse_recursion(root: Any) -> None:
+    """Raise if a node contains itself (through an alias); linear in distinct nodes."""
+    done: set[int] = set()
+    on_path: set[int] = {id(root)}
+    stack = [(root, iter(_children(root)))]
+    while stack:
+        node, children = stack[-1]
+        for child in children:
+            if id(child) in on_path:
+                raise yaml.composer.ComposerError(
+                    None, None, "an anchor is used inside itself (a recursive alias)",
+                    child.start_mark)
+            if id(child) not in done and not isinstance(child, yaml.ScalarNode):
+                on_path.add(id(child))
+                stack.append((child, iter(_children(child))))
+                break
+        else:
+            stack.pop()
+            on_path.discard(id(node))
+            done.add(id(node))
+
+
+def _children(node: Any) -> list[Any]:
+    if isinstance(node, yaml.MappingNode):
+        return [item for pair in node.value for item in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
+
+
+def _problem(error: yaml.MarkedYAMLError) -> str:
+    problem = error.problem or error.context or "invalid YAML"
+    if problem.startswith(_NO_CONSTRUCTOR):
+        tag = problem[len(_NO_CONSTRUCTOR):].strip()
+        return (f"the tag {tag} is not allowed (files are read with a safe loader: "
+                "no tag constructs an object)")
+    return problem
+
+
 def load_yaml(text: str, source: str) -> object:
-    """Decode YAML text; errors become :class:`DatasetError` naming line and column."""
+    """Decode YAML text; errors become :class:`DatasetError` naming line and column.
+
+    Examples
+    --------
+    >>> load_yaml("k: 5", "gold.yaml")
+    {'k': 5}
+    """
     try:
         return yaml.load(text, Loader=_StrictSafeLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         place = f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = error.problem or error.context or "invalid YAML"
-        raise DatasetError(source, place, f"invalid YAML: {problem}") from None
+        raise DatasetError(source, place, f"invalid YAML: {_problem(error)}") from None
+    except yaml.reader.ReaderError as error:
+        index = error.position
+        line = text.count("\n", 0, index) + 1
+        column = index - (text.rfind("\n", 0, index) + 1) + 1
+        character = (f"#x{error.character:04x}" if isinstance(error.character, int)
+                     else repr(error.character))
+        raise DatasetError(source, f"line {line}, column {column}",
+                           f"invalid YAML: character {character} is not allowed") from None
     except yaml.YAMLError as error:
         raise DatasetError(source, "", f"invalid YAML: {error}") from None
+    except RecursionError:
+        raise DatasetError(source, "", "invalid YAML: nested too deeply") from None

@@ -14,7 +14,7 @@ from typing import Any
 
 from .data import Dataset, Query, RunEntry, Vectors
 from .errors import DatasetError
-from .loading import RUN_KEYS, Parser, check_vector_dimensions
+from .loading import RUN_KEYS, Parser, _describe, check_vector_dimensions
 
 __all__ = ["GOLD_QUERY_INPUTS", "RUN_INPUTS", "SECTION_INPUTS", "resolve_inputs"]
 
@@ -41,10 +41,11 @@ ALL_INPUTS: frozenset[str] = frozenset(GOLD_QUERY_INPUTS) | frozenset(RUN_INPUTS
 
 def _query_mapping(parser: Parser, name: str, value: object) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
-        parser.fail(name, f"expected a mapping of query id to value, got {type(value).__name__}")
+        parser.fail(name, f"expected a mapping of query id to value "
+                          f"(like {{'q1': ...}}), got {_describe(value)}")
     for query_id in value:
         if not isinstance(query_id, str):
-            parser.fail(name, f"query ids must be strings, got {query_id!r}")
+            parser.fail(name, f"query ids must be strings, got {_describe(query_id)}")
     return value
 
 
@@ -64,23 +65,32 @@ def resolve_inputs(dataset: Dataset | None, inputs: Mapping[str, Any],
                    accepted: frozenset[str] | None = None) -> Dataset:
     """A dataset with ``inputs`` applied on top of ``dataset`` (or of an empty one).
 
+    An input given as ``None`` is the same as one not given (as ``null`` in a
+    file): the dataset's input of that name stays.  Per-query inputs name
+    queries of the dataset; when the dataset has no queries (or there is no
+    dataset), the queries are the ids the inputs name, in order of appearance.
+
     Raises
     ------
     TypeError
-        For a keyword argument that is not an input (of this stage).
+        For a ``dataset`` that is not a :class:`Dataset`, or a keyword argument
+        that is not an input (of this stage).
     DatasetError
         For an input that breaks a rule of the format.
     """
+    if dataset is not None and not isinstance(dataset, Dataset):
+        raise TypeError(f"dataset must be a pytest_rag.Dataset (read a file with "
+                        f"pytest_rag.load_dataset(path)) or None, got {type(dataset).__name__}")
     allowed = ALL_INPUTS if accepted is None else accepted
     unknown = sorted(set(inputs) - allowed)
     if unknown:
         raise TypeError(f"unexpected input(s) {', '.join(map(repr, unknown))}; "
                         f"accepted: {', '.join(sorted(allowed))}")
     base = dataset if dataset is not None else Dataset()
-    if not inputs:
+    given = {name: value for name, value in inputs.items() if value is not None}
+    if not given:
         return base
     parser = Parser(SOURCE)
-    given = {name: value for name, value in inputs.items() if value is not None}
 
     documents = base.documents
     if "documents" in given:
@@ -122,7 +132,12 @@ def resolve_inputs(dataset: Dataset | None, inputs: Mapping[str, Any],
         queries = [dataclasses.replace(q, expected_evidence=parser.evidence(
             q.expected_evidence, f"queries[{i}].expected_evidence")) for i, q in enumerate(queries)]
     known = {query.id: i for i, query in enumerate(queries)}
-    fixed_queries = dataset is not None or "queries" in given
+    if "queries" in given:
+        stale = next((query_id for query_id in base.run if query_id not in known), None)
+        if stale is not None:
+            parser.fail("queries", f"the dataset's run has an entry for query {stale!r}, "
+                                   "which is not in 'queries'")
+    fixed_queries = bool(queries) or "queries" in given
     per_query = {name: _query_mapping(parser, name, value) for name, value in given.items()
                  if name in GOLD_QUERY_INPUTS or name in RUN_INPUTS}
     for name, mapping in per_query.items():
@@ -134,7 +149,7 @@ def resolve_inputs(dataset: Dataset | None, inputs: Mapping[str, Any],
                 queries.append(Query(query_id))
 
     for name, attribute in GOLD_QUERY_INPUTS.items():
-        if name not in inputs:
+        if name not in given:
             continue
         mapping = per_query.get(name, {})
         for i, query in enumerate(queries):
@@ -155,7 +170,7 @@ def resolve_inputs(dataset: Dataset | None, inputs: Mapping[str, Any],
             queries[i] = dataclasses.replace(query, **{attribute: value})
 
     run = dict(base.run)
-    run_names = [name for name in RUN_INPUTS if name in inputs]
+    run_names = [name for name in RUN_INPUTS if name in given]
     if run_names:
         for query in queries:
             fields: dict[str, Any] = {}
@@ -168,7 +183,16 @@ def resolve_inputs(dataset: Dataset | None, inputs: Mapping[str, Any],
                     continue
                 entry = RunEntry()
             run[query.id] = dataclasses.replace(entry, **fields)
-    check_vector_dimensions(parser, vectors, run, lambda query_id: f"query_vector[{query_id!r}]")
+    if "query_vector" in given or "chunk_vectors" not in given:
+        check_vector_dimensions(parser, vectors, run,
+                                lambda query_id: f"query_vector[{query_id!r}]")
+    elif vectors is not None and vectors.chunk_matrix is not None:
+        dim = vectors.chunk_matrix.shape[1]
+        for query_id, entry in run.items():
+            if entry.query_vector is not None and entry.query_vector.shape[0] != dim:
+                parser.fail("chunk_vectors", f"has {dim} dimensions, the dataset's query "
+                                             f"vector of {query_id!r} has "
+                                             f"{entry.query_vector.shape[0]}")
     return dataclasses.replace(
         base, source=base.source if dataset is not None else SOURCE,
         documents=documents, chunks=chunks, expected_chunks=expected_chunks,

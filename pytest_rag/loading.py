@@ -10,6 +10,7 @@ so data passed in Python is checked by exactly the same rules.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import difflib
 import json
@@ -293,13 +294,17 @@ class Parser:
             where = f"{place}[{i}]"
             if isinstance(item, Document):
                 document = item
+                self.identifier(document.id, f"{where}.id")
+                self.string(document.text, f"{where}.text")
             else:
                 raw = self.mapping(item, where, DOCUMENT_KEYS, required=("id",))
                 doc_id = self.identifier(raw["id"], f"{where}.id")
                 has_text = raw.get("text") is not None
                 has_path = raw.get("path") is not None
-                if has_text == has_path:
-                    self.fail(where, "give exactly one of 'text' and 'path'")
+                if has_text and has_path:
+                    self.fail(where, "give either 'text' or 'path', not both")
+                if not has_text and not has_path:
+                    self.fail(where, "missing 'text' (or 'path' to a UTF-8 file)")
                 text = (self.string(raw["text"], f"{where}.text") if has_text
                         else self._read_document(raw["path"], f"{where}.path"))
                 metadata = raw.get("metadata")
@@ -314,25 +319,34 @@ class Parser:
 
     def _read_document(self, value: object, place: str) -> str:
         name = self.string(value, place)
+        if not name or "\0" in name:
+            self.fail(place, f"{_show(name)} is not a file name")
         base = self.base_dir if self.base_dir is not None else Path.cwd()
-        path = (base / name).resolve()
+        try:
+            path = (base / name).resolve()
+        except (OSError, ValueError, RuntimeError) as error:  # e.g. a symlink loop
+            self.fail(place, f"cannot resolve document file {name!r}: {error}")
         if not self.allow_outside_paths:
             root = base.resolve()
             if path != root and root not in path.parents:
                 self.fail(place, f"{name!r} is outside the dataset's folder {str(root)!r} "
-                                 "(allow it with allow_outside_paths / ini rag_allow_outside_paths)")
+                                 "(allow it with allow_outside_paths=True, or --allow-outside-paths "
+                                 "on the command line)")
         try:
             size = path.stat().st_size
             if size > MAX_FILE_BYTES:
                 self.fail(place, f"{name!r} is {size} bytes, over the limit of {MAX_FILE_BYTES}")
-            return path.read_text(encoding="utf-8")
-        except FileNotFoundError:
+            # Bytes, then decode: no newline translation, offsets refer to the exact text.
+            return path.read_bytes().decode("utf-8")
+        except (FileNotFoundError, NotADirectoryError):
             self.fail(place, f"document file {name!r} not found (looked at {str(path)!r})")
         except UnicodeDecodeError as error:
             self.fail(place, f"document file {name!r} is not UTF-8 text ({error.reason} "
                              f"at byte {error.start})")
+        except IsADirectoryError:
+            self.fail(place, f"document file {name!r} is a directory ({str(path)!r})")
         except OSError as error:
-            self.fail(place, f"cannot read document file {name!r}: {error.strerror}")
+            self.fail(place, f"cannot read document file {name!r}: {error.strerror or error}")
 
     def _doc_id(self, raw: Mapping[str, Any], where: str) -> str:
         if raw.get("doc_id") is None:
@@ -340,10 +354,17 @@ class Parser:
                 return next(iter(self.documents))
             count = len(self.documents)
             self.fail(where, f"missing 'doc_id' (it may be omitted only with exactly one "
-                             f"document; there are {count})")
-        doc_id = self.string(raw["doc_id"], f"{where}.doc_id")
+                             f"document; there {'is' if count == 1 else 'are'} "
+                             f"{'no' if count == 0 else count} documents)")
+        return self._known_document(raw["doc_id"], f"{where}.doc_id")
+
+    def _known_document(self, value: object, place: str) -> str:
+        doc_id = self.string(value, place)
         if doc_id not in self.documents:
-            self.fail(f"{where}.doc_id", f"unknown document {doc_id!r}")
+            known = ", ".join(map(repr, list(self.documents)[:5]))
+            more = ", ..." if len(self.documents) > 5 else ""
+            self.fail(place, f"unknown document {doc_id!r} (known: {known}{more})"
+                      if self.documents else f"unknown document {doc_id!r} (there are no documents)")
         return doc_id
 
     def _offsets(self, raw: Mapping[str, Any], where: str, doc_id: str) -> tuple[int, int] | None:
@@ -371,8 +392,9 @@ class Parser:
             where = f"{place}[{i}]"
             if isinstance(item, Chunk):
                 chunk = item
-                if chunk.doc_id not in self.documents:
-                    self.fail(f"{where}.doc_id", f"unknown document {chunk.doc_id!r}")
+                if chunk.id is not None or ids_required:
+                    self.identifier(chunk.id, f"{where}.id")
+                self._known_document(chunk.doc_id, f"{where}.doc_id")
                 self._offsets({"start": chunk.start, "end": chunk.end}, where, chunk.doc_id)
             else:
                 raw = self.mapping(item, where, CHUNK_KEYS,
@@ -385,6 +407,9 @@ class Parser:
                     if raw.get("text") is None:
                         self.fail(where, "give 'start' and 'end', or 'text' to locate")
                     text = self.string(raw["text"], f"{where}.text")
+                    if not text:
+                        self.fail(f"{where}.text", "an empty text cannot be located; "
+                                                   "give 'start' and 'end'")
                     span = locate(self.documents[doc_id].text, text, search_from.get(doc_id, 0))
                     if span is None:
                         self.fail(f"{where}.text", f"{_show(text)} not found in document "
@@ -442,17 +467,22 @@ class Parser:
     def sentence_vectors(self, value: object, place: str) -> dict[str, Any]:
         raw = self.mapping(value, place)
         result = {key: self.matrix(rows, _join(place, key), rows=True) for key, rows in raw.items()}
-        dims = {(key, array.shape[1]) for key, array in result.items() if array.shape[0]}
-        if len({dim for _, dim in dims}) > 1:
-            first_key, first = next(iter(dims))
-            key, dim = next((k, d) for k, d in dims if d != first)
-            self.fail(_join(place, key), f"has {dim} dimensions, {_join(place, first_key)} has {first}")
+        dims = [(key, array.shape[1]) for key, array in result.items() if array.shape[0]]
+        for key, dim in dims[1:]:
+            if dim != dims[0][1]:
+                first_key, first = dims[0]
+                self.fail(_join(place, key), f"has {dim} dimensions, "
+                                             f"{_join(place, first_key)} has {first}")
         return result
 
     def relevant(self, value: object, place: str) -> dict[str, int] | None:
+        """Chunk id to grade: a mapping of grades (whole numbers >= 0) or a list (grade 1)."""
         if isinstance(value, Mapping):
             raw = self.mapping(value, place)
             grades = {key: self.integer(grade, _join(place, key), 0) for key, grade in raw.items()}
+        elif isinstance(value, (str, bytes, set, frozenset)) or not isinstance(value, Iterable):
+            self.fail(place, "expected a list of chunk ids or a mapping of chunk id to grade, "
+                             f"got {_describe(value)}")
         else:
             grades = dict.fromkeys(self.ids(value, place), 1)
         return grades or None
@@ -462,6 +492,7 @@ class Parser:
         for i, item in enumerate(self.sequence(value, place)):
             where = f"{place}[{i}]"
             if isinstance(item, EvidenceSpan):
+                self._known_document(item.doc_id, f"{where}.doc_id")
                 self._offsets({"start": item.start, "end": item.end}, where, item.doc_id)
                 spans[item] = None
                 continue
@@ -469,10 +500,15 @@ class Parser:
             doc_id = self._doc_id(raw, where)
             offsets = self._offsets(raw, where, doc_id)
             has_quote = raw.get("quote") is not None
-            if (offsets is None) == (not has_quote):
-                self.fail(where, "give either 'start' and 'end', or 'quote'")
+            if offsets is not None and has_quote:
+                self.fail(where, "give either 'start' and 'end', or 'quote', not both")
+            if offsets is None and not has_quote:
+                self.fail(where, "missing 'start' and 'end' (or a 'quote' to locate)")
             if offsets is None:
                 quote = self.string(raw["quote"], f"{where}.quote")
+                if not quote:
+                    self.fail(f"{where}.quote", "an empty quote cannot be located; "
+                                                "give 'start' and 'end'")
                 offsets = locate(self.documents[doc_id].text, quote, 0)
                 if offsets is None:
                     self.fail(f"{where}.quote", f"{_show(quote)} not found in document {doc_id!r}")
@@ -480,11 +516,18 @@ class Parser:
         return tuple(spans)
 
     def answers(self, value: object, place: str) -> tuple[str, ...]:
+        """A reference answer, or a list of acceptable answers."""
         if isinstance(value, str):
-            return (value,)
+            return (str(value),)
+        if isinstance(value, (bytes, Mapping, set, frozenset)) or not isinstance(value, Iterable):
+            self.fail(place, f"expected a string or a list of strings, got {_describe(value)}")
         return self.strings(value, place)
 
     def query(self, value: object, place: str) -> Query:
+        if isinstance(value, Query):
+            self.identifier(value.id, f"{place}.id")
+            return dataclasses.replace(value, expected_evidence=self.evidence(
+                value.expected_evidence, f"{place}.expected_evidence"))
         raw = self.mapping(value, place, QUERY_KEYS, required=("id",))
         get = raw.get
         return Query(
@@ -561,7 +604,8 @@ class Parser:
         for query_id, entry in raw.items():
             if query_id not in known:
                 self.fail(_join(place, query_id), f"query {query_id!r} is not in 'queries'")
-            run[query_id] = self.run_entry(entry, _join(place, query_id))
+            if entry is not None:  # a null entry is the same as an absent one
+                run[query_id] = self.run_entry(entry, _join(place, query_id))
         return run
 
     def expected(self, value: object, place: str = "expected") -> dict[str, dict[str, float | None]]:
@@ -600,54 +644,134 @@ def check_vector_dimensions(parser: Parser, dataset_vectors: Vectors | None,
 
 def parse_dataset(raw: object, *, source: str = "<arguments>", base_dir: Path | None = None,
                   allow_outside_paths: bool = False) -> Dataset:
-    """Validate a decoded file (a mapping in FORMAT v1) into a :class:`Dataset`."""
+    """Validate a decoded file (a mapping in FORMAT v1) into a :class:`Dataset`.
+
+    ``None`` (an empty YAML file) is an empty dataset.  A section that is
+    ``null`` is the same as an absent one.
+
+    Raises
+    ------
+    DatasetError
+        For the first rule the data breaks, naming ``source`` and the place.
+    """
     parser = Parser(source, base_dir, allow_outside_paths=allow_outside_paths)
     data = parser.mapping(raw, "", TOP_KEYS) if raw is not None else {}
-    get = data.get
-    if get("format") is not None and get("format") != FORMAT_ID:
-        parser.fail("format", f"expected {FORMAT_ID!r}, got {_show(data['format'])}")
-    params = parser.params(data["params"]) if get("params") is not None else Params()
-    documents = parser.documents_section(get("documents") or [])
-    chunks = parser.chunks_section(get("chunks") or [], "chunks", ids_required=True)
-    expected_chunks = parser.chunks_section(get("expected_chunks") or [], "expected_chunks",
-                                            ids_required=False)
-    expected_metadata = (parser.expected_metadata(data["expected_metadata"])
-                         if get("expected_metadata") is not None else None)
-    vectors = parser.vectors(data["vectors"]) if get("vectors") is not None else None
-    queries = parser.queries_section(get("queries") or [])
-    run = parser.run_section(get("run") or {}, (query.id for query in queries))
+
+    def section(name: str, parse: Callable[[Any], Any], default: Any) -> Any:
+        value = data.get(name)
+        return default if value is None else parse(value)
+
+    format_id = data.get("format")
+    if format_id is not None and not (isinstance(format_id, str) and format_id == FORMAT_ID):
+        parser.fail("format", f"expected {FORMAT_ID!r}, got {_describe(format_id)}")
+    params = section("params", parser.params, Params())
+    documents = section("documents", parser.documents_section, ())
+    chunks = section("chunks", lambda v: parser.chunks_section(v, "chunks", ids_required=True), ())
+    expected_chunks = section("expected_chunks", lambda v: parser.chunks_section(
+        v, "expected_chunks", ids_required=False), ())
+    expected_metadata = section("expected_metadata", parser.expected_metadata, None)
+    vectors = section("vectors", parser.vectors, None)
+    queries = section("queries", parser.queries_section, ())
+    run = section("run", lambda v: parser.run_section(v, [query.id for query in queries]), {})
     check_vector_dimensions(parser, vectors, run)
-    expected = parser.expected(data["expected"]) if get("expected") is not None else None
+    expected = section("expected", parser.expected, None)
     return Dataset(source, params, documents, chunks, expected_chunks, expected_metadata,
                    vectors, queries, run, expected)
 
 
+def _position(text: str, index: int) -> str:
+    """``line L, column C`` (both from 1) of a character index."""
+    line = text.count("\n", 0, index) + 1
+    column = index - (text.rfind("\n", 0, index) + 1) + 1
+    return f"line {line}, column {column}"
+
+
+class _DuplicateKey(Exception):
+    pass
+
+
+def _json_duplicate_place(text: str) -> tuple[str, str] | None:
+    """Where the first duplicate key of a JSON text is: ``(key, "line L, column C")``.
+
+    Only called once a duplicate is known: it re-reads the text with the pure
+    Python scanner, which lets each object's start be seen.
+    """
+    from json import decoder as json_decoder
+    from json.scanner import py_make_scanner
+
+    whitespace = json_decoder.WHITESPACE.match
+    found: list[tuple[str, str]] = []
+
+    def keys_of(s: str, start: int) -> Iterable[tuple[str, int]]:
+        pos = whitespace(s, start + 1).end()
+        while s[pos] != "}":
+            key, after = json_decoder.scanstring(s, pos + 1)
+            yield key, pos
+            pos = whitespace(s, whitespace(s, after).end() + 1).end()   # past ':'
+            pos = whitespace(s, scan_once(s, pos)[1]).end()
+            if s[pos] == ",":
+                pos = whitespace(s, pos + 1).end()
+
+    def parse_object(s_and_end: tuple[str, int], strict: bool, scan: Any, object_hook: Any,
+                     object_pairs_hook: Any, memo: Any = None) -> tuple[Any, int]:
+        s, end = s_and_end
+        pairs, new_end = json_decoder.JSONObject(s_and_end, strict, scan, None, list, memo)
+        if len({key for key, _ in pairs}) != len(pairs):
+            seen: set[str] = set()
+            for key, pos in keys_of(s, end - 1):
+                if key in seen:
+                    found.append((key, _position(s, pos)))
+                    raise _DuplicateKey
+                seen.add(key)
+        return dict(pairs), new_end
+
+    decoder = json.JSONDecoder()
+    decoder.parse_object = parse_object  # type: ignore[assignment]
+    decoder.scan_once = scan_once = py_make_scanner(decoder)  # type: ignore[assignment]
+    try:
+        decoder.decode(text)
+    except (_DuplicateKey, ValueError, RecursionError):
+        pass
+    return found[0] if found else None
+
+
 def _decode(path: Path, text: str) -> object:
     source = str(path)
-    if path.suffix.lower() == ".json":
-        def no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-            result: dict[str, Any] = {}
-            for key, value in pairs:
-                if key in result:
-                    raise DatasetError(source, "", f"duplicate key {key!r} in a JSON object")
-                result[key] = value
-            return result
-        try:
-            return json.loads(text, object_pairs_hook=no_duplicates)
-        except json.JSONDecodeError as error:
-            raise DatasetError(source, f"line {error.lineno}, column {error.colno}",
-                               f"invalid JSON: {error.msg}") from None
-    from ._yaml import load_yaml
+    if path.suffix.lower() != ".json":
+        from ._yaml import load_yaml
 
-    return load_yaml(text, source)
+        return load_yaml(text, source)
+
+    def no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        result = dict(pairs)
+        if len(result) != len(pairs):
+            raise _DuplicateKey
+        return result
+
+    try:
+        return json.loads(text, object_pairs_hook=no_duplicates)
+    except json.JSONDecodeError as error:
+        raise DatasetError(source, f"line {error.lineno}, column {error.colno}",
+                           f"invalid JSON: {error.msg}") from None
+    except _DuplicateKey:
+        where = _json_duplicate_place(text)
+        if where is None:  # pragma: no cover - the slow scanner finds what the fast one did
+            raise DatasetError(source, "", "invalid JSON: an object has a duplicate key") from None
+        raise DatasetError(source, where[1], f"invalid JSON: duplicate key {where[0]!r}") from None
+    except RecursionError:
+        raise DatasetError(source, "", "invalid JSON: nested too deeply") from None
+    except ValueError as error:  # e.g. an integer of more digits than Python converts
+        raise DatasetError(source, "", f"invalid JSON: {error}") from None
 
 
 def load_dataset(path: str | os.PathLike[str], *, allow_outside_paths: bool = False) -> Dataset:
     """Read a gold dataset (and optional run) from a YAML or JSON file.
 
-    ``path:`` documents are read relative to the file's folder and must lie
-    inside it unless ``allow_outside_paths`` is true.  YAML is read with a safe
-    loader: no tag constructs an object.
+    ``.yaml``/``.yml`` files are read as YAML, ``.json`` as JSON, both UTF-8 (a
+    byte order mark is ignored).  ``path:`` documents are read relative to the
+    file's folder and must lie inside it unless ``allow_outside_paths`` is
+    true.  YAML is read with a safe loader: no tag constructs an object.  An
+    empty YAML file is an empty dataset.
 
     Raises
     ------
@@ -657,19 +781,26 @@ def load_dataset(path: str | os.PathLike[str], *, allow_outside_paths: bool = Fa
     file = Path(path)
     source = str(path)
     try:
-        size = file.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise DatasetError(source, "", f"file is {size} bytes, over the limit of {MAX_FILE_BYTES}")
-        text = file.read_text(encoding="utf-8")
-    except FileNotFoundError:
+        info = file.stat()
+    except (FileNotFoundError, NotADirectoryError):
         raise DatasetError(source, "", "file not found") from None
-    except IsADirectoryError:
-        raise DatasetError(source, "", "is a directory, not a dataset file") from None
-    except UnicodeDecodeError as error:
-        raise DatasetError(source, "", f"not UTF-8 text ({error.reason} at byte {error.start})") from None
-    except OSError as error:
-        raise DatasetError(source, "", f"cannot read: {error.strerror}") from None
+    except (OSError, ValueError) as error:
+        raise DatasetError(source, "", f"cannot read: {getattr(error, 'strerror', None) or error}"
+                           ) from None
+    if file.is_dir():
+        raise DatasetError(source, "", "is a directory, not a dataset file")
     if file.suffix.lower() not in (".json", ".yaml", ".yml"):
-        raise DatasetError(source, "", "unknown file type: use .yaml, .yml or .json")
+        raise DatasetError(source, "", f"unknown file type {file.suffix or '(no extension)'!r}: "
+                                       "use .yaml, .yml or .json")
+    if info.st_size > MAX_FILE_BYTES:
+        raise DatasetError(source, "", f"file is {info.st_size} bytes, over the limit of "
+                                       f"{MAX_FILE_BYTES}")
+    try:
+        text = file.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise DatasetError(source, "", f"not UTF-8 text ({error.reason} at byte {error.start})"
+                           ) from None
+    except OSError as error:
+        raise DatasetError(source, "", f"cannot read: {error.strerror or error}") from None
     return parse_dataset(_decode(file, text), source=source, base_dir=file.parent,
                          allow_outside_paths=allow_outside_paths)

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .assertions import MetricValue
 from .registry import MetricSpec, stage_metrics
 
 if TYPE_CHECKING:
@@ -40,8 +41,11 @@ class Report:
 
     Examples
     --------
-    ``report.recall_at_k`` or ``report["recall_at_k"]`` is the aggregate;
-    ``report.per_query["recall_at_k"]["q1"]`` the value of one query.
+    ``report["recall_at_k"]`` (or ``report.values["recall_at_k"]``) is the
+    aggregate, a float or ``None``; ``report.per_query["recall_at_k"]["q1"]``
+    the value of one query.  ``report.recall_at_k`` is a
+    :class:`~pytest_rag.assertions.MetricValue`: compare it to build a check,
+    ``assert_metric(report.recall_at_k >= 0.8)``, or read its ``.value``.
     """
 
     stage: str
@@ -51,13 +55,28 @@ class Report:
     query_ids: tuple[str, ...] = ()
     query_values: Mapping[str, npt.NDArray[np.float64]] = field(default_factory=dict, repr=False)
 
-    def __getattr__(self, name: str) -> float | None:
+    def __getattr__(self, name: str) -> MetricValue:
         values = self.__dict__.get("values")
         if values is not None and name in values:
-            return values[name]  # type: ignore[no-any-return]
+            return self.metric(name)
         raise AttributeError(
             f"{type(self).__name__} of stage {self.__dict__.get('stage')!r} has no metric {name!r}"
             + (f"; its metrics: {', '.join(values)}" if values else "")
+        )
+
+    def metric(self, key: str) -> MetricValue:
+        """``key`` as a :class:`~pytest_rag.assertions.MetricValue`, ready for checks.
+
+        ``report.recall_at_k`` is the same; compare it to build a check
+        (``assert_metric(report.recall_at_k >= 0.8)``) or read ``.value``.
+        """
+        value = self[key]
+        spec = next((spec for spec in self.specs if spec.key == key), None)
+        return MetricValue(
+            self.stage, key, value,
+            self.per_query.get(key),
+            self.missing.get(key, "") if value is None else "",
+            spec.direction.value if spec is not None else "info",
         )
 
     def __getitem__(self, key: str) -> float | None:

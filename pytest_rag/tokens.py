@@ -15,17 +15,14 @@ it overlaps by at least one character, with two binary searches.
 from __future__ import annotations
 
 import functools
-import re
 from dataclasses import dataclass
-from typing import Final
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["WORD", "TokenTable", "span_intervals", "text_tokens", "tokenize"]
+from .words import WORD, text_tokens
 
-#: The token rule.
-WORD: Final = re.compile(r"\w+")
+__all__ = ["WORD", "TokenTable", "span_intervals", "text_tokens", "tokenize"]
 
 _IntArray = npt.NDArray[np.int64]
 
@@ -96,11 +93,5 @@ def span_intervals(
     end_arr = np.asarray(ends, dtype=np.int64)
     lo = np.searchsorted(table.ends, start_arr, side="right").astype(np.int64)
     hi = np.searchsorted(table.starts, end_arr, side="left").astype(np.int64)
-    hi = np.maximum(hi, lo)
-    hi[end_arr <= start_arr] = lo[end_arr <= start_arr]
+    hi = np.where(end_arr <= start_arr, lo, np.maximum(hi, lo))
     return lo, hi
-
-
-def text_tokens(text: str) -> list[str]:
-    """The lowercase tokens of a short text (an answer, a fact, a phrase)."""
-    return [match.lower() for match in WORD.findall(text)]

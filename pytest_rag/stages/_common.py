@@ -107,11 +107,15 @@ class ReportBuilder:
         self.settings = dict(settings)
         self.values: dict[str, float | None] = {spec.key: None for spec in specs}
         self.query_values: dict[str, FloatArray] = {}
+        self.reasons: dict[str, str] = {}
 
-    def set(self, key: str, value: float | None) -> None:
+    def set(self, key: str, value: float | None, *, reason: str | None = None) -> None:
+        """Record an aggregate; ``reason`` explains a ``None`` better than the default."""
         if key not in self.values:
             raise KeyError(f"{key!r} is not a metric of stage {self.stage!r}")
         self.values[key] = None if value is None else float(value)
+        if reason is not None:
+            self.reasons[key] = reason
 
     def set_per_query(self, key: str, values: FloatArray) -> None:
         """Record per-query values (NaN = None) and their mean as the aggregate."""
@@ -127,9 +131,13 @@ class ReportBuilder:
                       if not available(self.dataset, self.settings, name)]
             if absent:
                 missing[spec.key] = "needs " + ", ".join(absent)
+            elif spec.key in self.reasons:
+                missing[spec.key] = self.reasons[spec.key]
+            elif spec.per_query:
+                missing[spec.key] = ("no query has every input it needs ("
+                                     + ", ".join(spec.needs) + ") with a value that defines it")
             else:
-                missing[spec.key] = ("no query has all of " + ", ".join(spec.needs)
-                                     + " with a value that defines it")
+                missing[spec.key] = "nothing in the data defines it (0 of 0)"
         query_ids = tuple(query.id for query in self.dataset.queries)
         return Report(self.stage, dict(self.values), self.settings, missing, query_ids,
                       dict(self.query_values))

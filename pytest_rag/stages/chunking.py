@@ -1,0 +1,548 @@
+"""Stage 1, chunking: how a chunker split the documents, pooled over all chunks.
+
+Every metric here is one number for the whole chunking (not per query).  The
+scope is the documents that have at least one chunk: the source tokens ``N``,
+the gold spans ``G``, the structural blocks and the ideal boundaries all come
+from those documents only, so a chunking of one document can be judged
+against a dataset of many.  With no chunk at all every metric is ``None``.
+
+Positions (source tokens) are integer intervals on one line
+(:mod:`pytest_rag.positions`); coverage, overlap, evidence and structure are
+interval arithmetic (:mod:`pytest_rag.intervals`), never sets of positions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+
+from ..data import Chunk, Dataset, EvidenceSpan
+from ..intervals import containing, touching_count, union_sizes
+from ..structure import markdown_blocks
+from ..tokens import span_intervals
+from ._base import StageEvaluator
+from ._common import ReportBuilder
+
+__all__ = ["ChunkEvaluator", "json_equal"]
+
+DEFAULT_BOUNDARY_TOLERANCE: Final = 0
+#: Tokens on each side of a boundary for ``lexical_boundary_clarity``.
+EDGE_TOKENS: Final = 12
+
+_IntArray = npt.NDArray[np.int64]
+_FloatArray = npt.NDArray[np.float64]
+
+
+# -- settings ----------------------------------------------------------------
+def _whole(value: object) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        return int(value)
+    return None
+
+
+def check_size_limits(value: object) -> tuple[int, int] | None:
+    """Validate ``size_limits``: two whole numbers ``0 <= min <= max`` (or ``None``)."""
+    if value is None:
+        return None
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, (Sequence, np.ndarray)):
+        raise ValueError(f"size_limits must be a pair [min, max] of whole numbers, got {value!r}")
+    items = list(value)
+    low = _whole(items[0]) if len(items) == 2 else None
+    high = _whole(items[1]) if len(items) == 2 else None
+    if low is None or high is None or low < 0 or high < 0:
+        raise ValueError(f"size_limits must be two whole numbers >= 0 [min, max], got {value!r}")
+    if low > high:
+        raise ValueError(f"size_limits: min {low} is greater than max {high}")
+    return low, high
+
+
+def check_tolerance(value: object) -> int | None:
+    """Validate ``boundary_tolerance``: a whole number of characters >= 0 (or ``None``)."""
+    if value is None:
+        return None
+    number = _whole(value)
+    if number is None or number < 0:
+        raise ValueError(f"boundary_tolerance must be a whole number >= 0, got {value!r}")
+    return number
+
+
+def check_required_metadata(value: object) -> tuple[str, ...] | None:
+    """Validate ``required_metadata``: a sequence of key strings (or ``None``)."""
+    if value is None:
+        return None
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Sequence):
+        raise ValueError(f"required_metadata must be a list of key strings, got {value!r}")
+    for key in value:
+        if not isinstance(key, str):
+            raise ValueError(f"required_metadata keys must be strings, got {key!r}")
+    return tuple(value)
+
+
+# -- small helpers -----------------------------------------------------------
+def json_equal(left: object, right: object) -> bool:
+    """Equality of two JSON values: a boolean never equals a number; ``1`` equals ``1.0``.
+
+    Examples
+    --------
+    >>> json_equal(1, 1.0), json_equal(True, 1), json_equal([1, {"a": None}], [1.0, {"a": None}])
+    (True, False, True)
+    """
+    if isinstance(left, bool) or isinstance(right, bool):
+        return isinstance(left, bool) and isinstance(right, bool) and left == right
+    if isinstance(left, (int, float)) and isinstance(right, (int, float)):
+        return left == right
+    if left is None or right is None:
+        return left is None and right is None
+    if isinstance(left, str) or isinstance(right, str):
+        return isinstance(left, str) and isinstance(right, str) and left == right
+    if isinstance(left, Mapping) or isinstance(right, Mapping):
+        return (isinstance(left, Mapping) and isinstance(right, Mapping)
+                and left.keys() == right.keys()
+                and all(json_equal(left[key], right[key]) for key in left))
+    if isinstance(left, (list, tuple)) and isinstance(right, (list, tuple)):
+        return len(left) == len(right) and all(map(json_equal, left, right))
+    return bool(left == right)
+
+
+def _jaccard(left: set[str], right: set[str]) -> float:
+    """``|A ∩ B| / |A ∪ B|``; 0 for two empty sets."""
+    inter = len(left & right)
+    union = len(left) + len(right) - inter
+    return inter / union if union else 0.0
+
+
+def _mean_pair_jaccard(parts: list[set[str]]) -> float:
+    """Mean Jaccard overlap of all pairs of (non-empty) sets; at least 2 sets."""
+    sizes = [len(part) for part in parts]
+    total = 0.0
+    for i, (part, size) in enumerate(zip(parts, sizes)):
+        for other, other_size in zip(parts[i + 1:], sizes[i + 1:]):
+            inter = len(part & other)
+            total += inter / (size + other_size - inter)
+    count = len(parts)
+    return total / (count * (count - 1) / 2)
+
+
+def _sentence_breaks(text: str) -> _IntArray:
+    """Character offsets where a new sentence starts (sorted).
+
+    A sentence ends after ``.``, ``!`` or ``?`` followed by whitespace (the
+    regular expression ``[.!?](?=\\s)``, Unicode whitespace) and at every
+    newline.  Found on the array of code points, without a regex loop.
+    """
+    if not text:
+        return np.zeros(0, dtype=np.int64)
+    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
+    present = np.zeros(int(codes.max()) + 1, dtype=bool)
+    present[codes] = True
+    points = np.flatnonzero(present)
+    space = np.zeros(present.shape[0], dtype=bool)
+    space[points] = np.fromiter((chr(point).isspace() for point in points.tolist()), dtype=bool,
+                                count=points.shape[0])
+    stop = (codes == ord(".")) | (codes == ord("!")) | (codes == ord("?"))
+    starts = np.zeros(codes.shape[0] + 1, dtype=bool)
+    starts[1:] = codes == ord("\n")
+    starts[1:-1] |= stop[:-1] & space[codes[1:]]
+    return np.flatnonzero(starts)
+
+
+def _unit_rows(matrix: _FloatArray) -> _FloatArray:
+    """Rows scaled to norm 1; a zero row stays zero (its cosine with anything is 0).
+
+    Rows are first divided by their largest absolute entry, so that neither
+    tiny nor huge entries underflow or overflow when squared.
+    """
+    largest = np.abs(matrix).max(axis=1, keepdims=True) if matrix.size else \
+        np.zeros((matrix.shape[0], 1))
+    scaled = np.zeros_like(matrix)
+    np.divide(matrix, largest, out=scaled, where=largest > 0)
+    norms = np.linalg.norm(scaled, axis=1, keepdims=True)
+    out = np.zeros_like(matrix)
+    np.divide(scaled, norms, out=out, where=norms > 0)
+    return out
+
+
+def _mean(values: list[float] | _FloatArray) -> float | None:
+    return float(np.mean(values)) if len(values) else None
+
+
+def _greedy_matches(predicted: list[int], ideal: list[int], tolerance: int) -> int:
+    """One-to-one matches ``|b - g| <= tolerance`` by a greedy walk of both sorted lists."""
+    i = j = matches = 0
+    while i < len(predicted) and j < len(ideal):
+        if abs(predicted[i] - ideal[j]) <= tolerance:
+            matches += 1
+            i += 1
+            j += 1
+        elif predicted[i] < ideal[j]:
+            i += 1
+        else:
+            j += 1
+    return matches
+
+
+class ChunkEvaluator(StageEvaluator):
+    """Chunking metrics, pooled over every chunk of the documents that have one.
+
+    Parameters
+    ----------
+    size_limits:
+        ``(L_min, L_max)`` in tokens, both inclusive.  ``None``: the dataset's
+        ``params.size_limits``; without any, ``size_compliance`` is ``None``.
+    boundary_tolerance:
+        Characters a predicted boundary may lie from an ideal one and still
+        match.  ``None``: ``params.boundary_tolerance``, else 0.
+    required_metadata:
+        Keys every chunk must carry.  ``None``: ``params.required_metadata``;
+        without any, ``metadata_completeness`` is ``None``.
+
+    Notes
+    -----
+    ``|C_i|`` is the number of source tokens a chunk overlaps by at least one
+    character (a chunk without a token counts, with size 0); ``N`` the tokens
+    of the documents in scope and ``U`` the tokens covered by some chunk.
+
+    * ``coverage`` = ``|U| / N``; ``overlap_ratio`` = ``(sum |C_i| - |U|) / |U|``;
+      ``mean_chunk_tokens``, ``min_chunk_tokens``, ``max_chunk_tokens`` and
+      ``size_cv`` (population std over mean) describe ``|C_i|``.  ``None``
+      when the denominator is 0 (no source token, nothing covered, mean 0).
+    * ``size_compliance``: share of chunks with ``L_min <= |C_i| <= L_max``.
+    * ``evidence_completeness``: share of the distinct gold spans (all
+      queries, by ``(doc_id, start, end)``, spans without a token ignored)
+      held whole by one chunk; ``evidence_fragmentation``: mean number of
+      chunks a gold span touches.  ``None`` without such a span.
+    * ``structural_integrity``: share of the Markdown blocks
+      (:func:`pytest_rag.structure.markdown_blocks`, blocks without a token
+      ignored) held whole by one chunk; ``None`` without a block.
+    * ``boundary_f1``: chunk ``end`` offsets per document (a set; an end at
+      or after ``len(text.rstrip())`` is the document end, not a boundary)
+      against those of ``expected_chunks``, matched one to one within
+      ``boundary_tolerance``.  1.0 when both sets are empty, 0 without a
+      match, ``None`` without ``expected_chunks``.
+    * Neighbours are consecutive chunks of one document in the order given.
+      ``semantic_cohesion``: mean cosine of the sentence-vector pairs of a
+      chunk with at least 2 sentences, then the mean over those chunks;
+      ``semantic_boundary_clarity``: mean ``1 - cos`` of the last sentence
+      left and the first right of each pair; ``semantic_chunk_stickiness``:
+      mean cosine of the pair's chunk vectors.  Cosine with a zero vector is
+      0; ``None`` when no chunk or pair has the vectors.
+    * ``metadata_completeness``: share of chunks with every required key
+      present and not null.  ``metadata_accuracy``: share of the
+      ``expected_metadata`` values the chunks carry (:func:`json_equal`; a
+      missing chunk or key is wrong); ``None`` without expected values.
+    * ``lexical_cohesion``: like ``semantic_cohesion`` with the Jaccard
+      overlap of the sentences' token sets (split after ``.``, ``!``, ``?``
+      followed by whitespace and at newlines);
+      ``lexical_boundary_clarity``: mean ``1 - J`` of the last 12 tokens
+      left and the first 12 right; ``lexical_chunk_stickiness``: mean ``J``
+      of the neighbours' token sets.  Tokens are those of the chunk text (a
+      word cut by a boundary gives its cut part).  ``J`` of two empty sets
+      is 0.
+
+    Examples
+    --------
+    >>> report = ChunkEvaluator(size_limits=(2, 3)).evaluate(
+    ...     documents={"d": "One two three. Four five"},
+    ...     chunks=[{"id": "a", "doc_id": "d", "start": 0, "end": 14},
+    ...             {"id": "b", "doc_id": "d", "start": 15, "end": 24}])
+    >>> report.coverage, report.mean_chunk_tokens, report.size_compliance
+    (1.0, 2.5, 1.0)
+    """
+
+    stage = "chunking"
+    inputs = frozenset({"documents", "chunks", "expected_chunks", "expected_metadata", "queries",
+                        "expected_evidence", "chunk_vectors", "sentence_vectors"})
+    settings_names = ("size_limits", "boundary_tolerance", "required_metadata")
+
+    def __init__(self, *, size_limits: Sequence[int] | None = None,
+                 boundary_tolerance: int | None = None,
+                 required_metadata: Sequence[str] | None = None) -> None:
+        self.size_limits = check_size_limits(size_limits)
+        self.boundary_tolerance = check_tolerance(boundary_tolerance)
+        self.required_metadata = check_required_metadata(required_metadata)
+
+    def _settings(self, dataset: Dataset) -> dict[str, Any]:
+        params = dataset.params
+        tolerance = (self.boundary_tolerance if self.boundary_tolerance is not None
+                     else check_tolerance(params.boundary_tolerance))
+        return {
+            "size_limits": (self.size_limits if self.size_limits is not None
+                            else check_size_limits(params.size_limits)),
+            "boundary_tolerance": DEFAULT_BOUNDARY_TOLERANCE if tolerance is None else tolerance,
+            "required_metadata": (self.required_metadata if self.required_metadata is not None
+                                  else check_required_metadata(params.required_metadata)),
+        }
+
+    def _compute(self, dataset: Dataset, settings: Mapping[str, Any],
+                 builder: ReportBuilder) -> None:
+        if not dataset.chunks:
+            return
+        positions = dataset.positions
+        scope = np.unique(positions.chunk_doc)
+        pairs = _neighbour_pairs(positions.chunk_doc)
+        for key, value in _size_metrics(dataset, scope, settings["size_limits"]).items():
+            builder.set(key, value)
+        completeness, fragmentation = _evidence_metrics(dataset, scope)
+        builder.set("evidence_completeness", completeness)
+        builder.set("evidence_fragmentation", fragmentation)
+        builder.set("structural_integrity", _structural_integrity(dataset, scope))
+        builder.set("boundary_f1", _boundary_f1(dataset, scope, settings["boundary_tolerance"]))
+        for key, value in _semantic_metrics(dataset, pairs).items():
+            builder.set(key, value)
+        builder.set("metadata_completeness",
+                    _metadata_completeness(dataset.chunks, settings["required_metadata"]))
+        builder.set("metadata_accuracy", _metadata_accuracy(dataset))
+        for key, value in _lexical_metrics(dataset, scope, pairs).items():
+            builder.set(key, value)
+
+
+# -- positional metrics ------------------------------------------------------
+def _neighbour_pairs(chunk_doc: _IntArray) -> tuple[_IntArray, _IntArray]:
+    """``(left, right)`` chunk rows of consecutive chunks within one document."""
+    order = np.argsort(chunk_doc, kind="stable")
+    same = chunk_doc[order][1:] == chunk_doc[order][:-1]
+    return order[:-1][same], order[1:][same]
+
+
+def _size_metrics(dataset: Dataset, scope: _IntArray,
+                  size_limits: tuple[int, int] | None) -> dict[str, float | None]:
+    positions = dataset.positions
+    lo, hi = positions.chunk_lo, positions.chunk_hi
+    sizes = (hi - lo).astype(np.float64)
+    source = int((positions.base[scope + 1] - positions.base[scope]).sum())
+    covered = int(union_sizes(lo, hi, np.zeros_like(lo), 1)[0])
+    mean = float(sizes.mean())
+    values: dict[str, float | None] = {
+        "coverage": covered / source if source else None,
+        "mean_chunk_tokens": mean,
+        "min_chunk_tokens": float(sizes.min()),
+        "max_chunk_tokens": float(sizes.max()),
+        "size_cv": float(sizes.std()) / mean if mean else None,
+        "overlap_ratio": (float(sizes.sum()) - covered) / covered if covered else None,
+    }
+    if size_limits is not None:
+        low, high = size_limits
+        values["size_compliance"] = float(((sizes >= low) & (sizes <= high)).mean())
+    return values
+
+
+def _evidence_metrics(dataset: Dataset, scope: _IntArray) -> tuple[float | None, float | None]:
+    """Completeness and fragmentation over the distinct gold spans of the documents in scope."""
+    positions = dataset.positions
+    in_scope = {dataset.documents[doc].id for doc in scope.tolist()}
+    first: dict[EvidenceSpan, int] = {}
+    flat = 0
+    for query in dataset.queries:
+        for span in query.expected_evidence:
+            if span.doc_id in in_scope:
+                first.setdefault(span, flat)
+            flat += 1
+    rows = np.fromiter(first.values(), dtype=np.int64, count=len(first))
+    ev_lo, ev_hi = positions.evidence_lo[rows], positions.evidence_hi[rows]
+    keep = ev_hi > ev_lo
+    ev_lo, ev_hi = ev_lo[keep], ev_hi[keep]
+    if ev_lo.shape[0] == 0:
+        return None, None
+    whole = containing(positions.chunk_lo, positions.chunk_hi, ev_lo, ev_hi)
+    touched = touching_count(positions.chunk_lo, positions.chunk_hi, ev_lo, ev_hi)
+    return float(whole.mean()), float(touched.mean())
+
+
+def _structural_integrity(dataset: Dataset, scope: _IntArray) -> float | None:
+    """Share of the Markdown blocks (with a token) of the documents in scope held by one chunk."""
+    positions = dataset.positions
+    lows: list[_IntArray] = []
+    highs: list[_IntArray] = []
+    for doc in scope.tolist():
+        blocks = markdown_blocks(dataset.documents[doc].text)
+        if not blocks:
+            continue
+        starts = np.fromiter((block.start for block in blocks), dtype=np.int64, count=len(blocks))
+        ends = np.fromiter((block.end for block in blocks), dtype=np.int64, count=len(blocks))
+        lo, hi = span_intervals(dataset.documents[doc].tokens, starts, ends)
+        lows.append(lo + positions.base[doc])
+        highs.append(hi + positions.base[doc])
+    if not lows:
+        return None
+    block_lo, block_hi = np.concatenate(lows), np.concatenate(highs)
+    keep = block_hi > block_lo
+    if not keep.any():
+        return None
+    whole = containing(positions.chunk_lo, positions.chunk_hi, block_lo[keep], block_hi[keep])
+    return float(whole.mean())
+
+
+def _ends(chunks: Sequence[Chunk], limits: Mapping[str, int]) -> dict[str, list[int]]:
+    """Sorted distinct ``end`` offsets per document in scope, without document ends."""
+    ends: dict[str, set[int]] = {}
+    for chunk in chunks:
+        limit = limits.get(chunk.doc_id)
+        if limit is not None and chunk.end < limit:
+            ends.setdefault(chunk.doc_id, set()).add(chunk.end)
+    return {doc_id: sorted(values) for doc_id, values in ends.items()}
+
+
+def _boundary_f1(dataset: Dataset, scope: _IntArray, tolerance: int) -> float | None:
+    if not dataset.expected_chunks:
+        return None
+    limits = {dataset.documents[doc].id: len(dataset.documents[doc].text.rstrip())
+              for doc in scope.tolist()}
+    predicted = _ends(dataset.chunks, limits)
+    ideal = _ends(dataset.expected_chunks, limits)
+    n_predicted = sum(map(len, predicted.values()))
+    n_ideal = sum(map(len, ideal.values()))
+    if n_predicted == 0 and n_ideal == 0:
+        return 1.0
+    matches = sum(_greedy_matches(ends, ideal.get(doc_id, []), tolerance)
+                  for doc_id, ends in predicted.items())
+    if matches == 0:
+        return 0.0
+    precision, recall = matches / n_predicted, matches / n_ideal
+    return 2 * precision * recall / (precision + recall)
+
+
+# -- vectors -----------------------------------------------------------------
+def _semantic_metrics(dataset: Dataset, pairs: tuple[_IntArray, _IntArray]
+                      ) -> dict[str, float | None]:
+    vectors = dataset.vectors
+    values: dict[str, float | None] = {}
+    if vectors is None:
+        return values
+    left, right = pairs
+    chunk_ids = [chunk.id for chunk in dataset.chunks]
+    if vectors.chunk_matrix is not None and vectors.chunk_ids:
+        row_of = {chunk_id: row for row, chunk_id in enumerate(vectors.chunk_ids)}
+        rows = np.fromiter((-1 if chunk_id is None else row_of.get(chunk_id, -1)
+                            for chunk_id in chunk_ids), dtype=np.int64, count=len(chunk_ids))
+        unit = _unit_rows(np.asarray(vectors.chunk_matrix, dtype=np.float64))
+        both = (rows[left] >= 0) & (rows[right] >= 0)
+        cos = np.einsum("ij,ij->i", unit[rows[left[both]]], unit[rows[right[both]]])
+        values["semantic_chunk_stickiness"] = _mean(cos)
+    if vectors.sentences:
+        values.update(_sentence_metrics(vectors.sentences, chunk_ids, left, right))
+    return values
+
+
+def _sentence_metrics(sentences: Mapping[str, _FloatArray], chunk_ids: list[str | None],
+                      left: _IntArray, right: _IntArray) -> dict[str, float | None]:
+    """Cohesion and boundary clarity from each chunk's sentence vectors.
+
+    The cosines of all sentence pairs of a chunk sum to
+    ``(|sum u_i|^2 - sum |u_i|^2) / 2`` for the unit rows ``u_i``, so every
+    chunk is done at once with one concatenation and one ``reduceat``.
+    """
+    owners: list[int] = []
+    blocks: list[_FloatArray] = []
+    for row, chunk_id in enumerate(chunk_ids):
+        matrix = sentences.get(chunk_id) if chunk_id is not None else None
+        if matrix is not None and matrix.shape[0] > 0:
+            owners.append(row)
+            blocks.append(np.asarray(matrix, dtype=np.float64))
+    if not blocks:
+        return {}
+    counts = np.fromiter((block.shape[0] for block in blocks), dtype=np.int64, count=len(blocks))
+    unit = _unit_rows(np.concatenate(blocks))
+    offsets = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(counts)[:-1]])
+    sums = np.add.reduceat(unit, offsets, axis=0)
+    squares = np.add.reduceat(np.einsum("ij,ij->i", unit, unit), offsets)
+    multi = counts >= 2
+    pair_sums = (np.einsum("ij,ij->i", sums[multi], sums[multi]) - squares[multi]) / 2
+    cohesion = pair_sums / (counts[multi] * (counts[multi] - 1) / 2)
+    slot = np.full(len(chunk_ids), -1, dtype=np.int64)
+    slot[np.asarray(owners, dtype=np.int64)] = np.arange(len(owners))
+    both = (slot[left] >= 0) & (slot[right] >= 0)
+    last = unit[offsets[slot[left[both]]] + counts[slot[left[both]]] - 1]
+    first = unit[offsets[slot[right[both]]]]
+    clarity = 1.0 - np.einsum("ij,ij->i", last, first)
+    return {"semantic_cohesion": _mean(cohesion), "semantic_boundary_clarity": _mean(clarity)}
+
+
+# -- metadata ----------------------------------------------------------------
+def _metadata_completeness(chunks: Sequence[Chunk], required: tuple[str, ...] | None
+                           ) -> float | None:
+    if required is None:
+        return None
+    complete = sum(1 for chunk in chunks
+                   if all((chunk.metadata or {}).get(key) is not None for key in required))
+    return complete / len(chunks)
+
+
+def _metadata_accuracy(dataset: Dataset) -> float | None:
+    expected = dataset.expected_metadata
+    if not expected:
+        return None
+    by_id = {chunk.id: chunk for chunk in dataset.chunks}
+    total = correct = 0
+    for chunk_id, wanted in expected.items():
+        chunk = by_id.get(chunk_id)
+        metadata = chunk.metadata if chunk is not None and chunk.metadata is not None else {}
+        for key, value in wanted.items():
+            total += 1
+            correct += key in metadata and json_equal(metadata[key], value)
+    return correct / total if total else None
+
+
+# -- words -------------------------------------------------------------------
+def _lexical_metrics(dataset: Dataset, scope: _IntArray, pairs: tuple[_IntArray, _IntArray]
+                     ) -> dict[str, float | None]:
+    """Word-overlap proxies over the tokens of each chunk's text.
+
+    A chunk's tokens are the document's tokens it overlaps, the first and
+    last cut to the chunk's characters: exactly the tokens of its text.
+    Sentences come from the document's sentence breaks (a break never falls
+    inside a token), so no chunk text is tokenized again.
+    """
+    positions = dataset.positions
+    n = len(dataset.chunks)
+    all_sets: list[set[str]] = [set()] * n
+    heads: list[set[str]] = [set()] * n
+    tails: list[set[str]] = [set()] * n
+    cohesion: list[float] = []
+    chunk_start = np.fromiter((c.start for c in dataset.chunks), dtype=np.int64, count=n)
+    chunk_end = np.fromiter((c.end for c in dataset.chunks), dtype=np.int64, count=n)
+    for doc in scope.tolist():
+        document = dataset.documents[doc]
+        text, table = document.text, document.tokens
+        words = table.words
+        rows = np.flatnonzero(positions.chunk_doc == doc)
+        lo = positions.chunk_lo[rows] - positions.base[doc]
+        hi = positions.chunk_hi[rows] - positions.base[doc]
+        sentence = np.searchsorted(_sentence_breaks(text), table.starts, side="right")
+        new_sentence = (np.flatnonzero(sentence[1:] != sentence[:-1]) + 1).tolist()
+        cut_from = np.searchsorted(new_sentence, lo, side="right").tolist()
+        cut_to = np.searchsorted(new_sentence, hi, side="left").tolist()
+        nonempty = hi > lo
+        head_cut = np.zeros(rows.shape[0], dtype=bool)
+        tail_cut = np.zeros(rows.shape[0], dtype=bool)
+        head_cut[nonempty] = table.starts[lo[nonempty]] < chunk_start[rows[nonempty]]
+        tail_cut[nonempty] = table.ends[hi[nonempty] - 1] > chunk_end[rows[nonempty]]
+        cut_head, cut_tail = head_cut.tolist(), tail_cut.tolist()
+        for k, (row, a, b) in enumerate(zip(rows.tolist(), lo.tolist(), hi.tolist())):
+            if a == b:
+                continue
+            tokens = words[a:b]
+            if cut_head[k] or cut_tail[k]:
+                start, end = int(chunk_start[row]), int(chunk_end[row])
+                if cut_head[k]:
+                    tokens[0] = text[start:min(int(table.ends[a]), end)].lower()
+                if cut_tail[k]:
+                    tokens[-1] = text[max(int(table.starts[b - 1]), start):end].lower()
+            all_sets[row] = set(tokens)
+            heads[row] = set(tokens[:EDGE_TOKENS])
+            tails[row] = set(tokens[-EDGE_TOKENS:])
+            if cut_to[k] > cut_from[k]:
+                edges = [0, *(cut - a for cut in new_sentence[cut_from[k]:cut_to[k]]), b - a]
+                cohesion.append(_mean_pair_jaccard(
+                    [set(tokens[x:y]) for x, y in zip(edges, edges[1:])]))
+    left, right = pairs[0].tolist(), pairs[1].tolist()
+    clarity = [1.0 - _jaccard(tails[i], heads[j]) for i, j in zip(left, right)]
+    stickiness = [_jaccard(all_sets[i], all_sets[j]) for i, j in zip(left, right)]
+    return {"lexical_cohesion": _mean(cohesion), "lexical_boundary_clarity": _mean(clarity),
+            "lexical_chunk_stickiness": _mean(stickiness)}

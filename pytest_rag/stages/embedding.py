@@ -1,0 +1,499 @@
+"""Stage 2, embedding: vector health, exact cosine top K, ANN recall, similarities.
+
+Everything is computed from the vectors passed in; no model is called.
+
+One pass over the chunk vectors, block by block (:data:`_BLOCK_ROWS` vectors
+times :data:`_BLOCK_QUERIES` queries), gives everything: per block its norms
+(zero rows), row hashes (duplicates), the sum of its unit vectors and its
+cosines with the queries.  The query-by-vector similarity matrix never exists
+whole; extra memory is a few blocks.
+
+- Exact top K ``E_q^K``: cosines in float64, rounded with
+  ``numpy.round(cos, 9)``; a higher rounded cosine ranks first, equal ones by
+  chunk order (the order of ``chunks``), vectors whose id is not a chunk after
+  all chunks, in their given order.  ``numpy.round(x, 9)`` is
+  ``rint(x * 1e9) / 1e9``, so the integer ``rint(x * 1e9)`` ranks the same.
+  A running top K per query is merged block by block.  To keep the pass
+  close to the cost of one float32 matrix product, each block is first
+  screened in float32: a float32 dot product of unit vectors is within
+  ``(d + 4) * 2**-24`` of the float64 one, so every column whose float64
+  cosine could still enter the top K passes the screen, and only those
+  columns get their float64 cosine.  The result is the float64 ranking.
+- Duplicates: rows are grouped by a 64-bit hash of their values, and every
+  row of a group is compared by value with the group's first row.
+- Negative similarity: the sum of a query's cosines with all vectors is
+  ``q . sum(unit vectors)``; minus the gold cosines, over the other vectors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+
+from ..data import Dataset
+from ..errors import DatasetError
+from ..ranking import scatter, top_k
+from ._base import StageEvaluator, check_k
+from ._common import FloatArray, ReportBuilder, ratio
+
+__all__ = ["EmbeddingEvaluator", "NonFiniteVector", "VectorScan", "scan_vectors", "tie_order"]
+
+IntArray = npt.NDArray[np.int64]
+
+DEFAULT_K: Final = 5
+#: Vectors per block of the scan (tests lower it to force many blocks).
+_BLOCK_ROWS: Final = 2048
+#: Upper bound of the block size: keeps ``rounded cosine * width`` exact in float64.
+_MAX_BLOCK_ROWS: Final = 2**22
+#: Queries per block of the scan.
+_BLOCK_QUERIES: Final = 1024
+#: Query-vector pairs whose float64 cosine is computed at once (bounds memory).
+_PAIRS_PER_SLICE: Final = 1024
+#: Cosines are ranked by ``rint(cos * _SCALE)``, i.e. rounded to 9 decimals.
+_SCALE: Final = 1e9
+#: Norms outside this range are recomputed with scaling (no under/overflow).
+_NORM_LOW: Final = 1e-150
+_NORM_HIGH: Final = 1e150
+#: Odd 64-bit multipliers of the row hash (fixed: results never depend on a seed).
+_HASH_SEED: Final = 0x9E3779B97F4A7C15
+
+
+class NonFiniteVector(ValueError):
+    """A vector holds NaN or infinity (or its norm overflows); ``row`` says which."""
+
+    def __init__(self, row: int) -> None:
+        self.row = row
+        super().__init__(f"vector {row} holds NaN or infinity, or its norm overflows")
+
+
+def _unit_rows(block: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """Euclidean norms of the rows of ``block`` and the rows scaled to norm 1.
+
+    A zero row keeps norm 0 and stays zero.  Rows whose plain norm would
+    underflow or overflow are recomputed after scaling by their largest
+    absolute value; a row with NaN or infinity gets a non-finite norm.
+    """
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        norms = np.sqrt(np.einsum("ij,ij->i", block, block))
+        bad = ~((norms > _NORM_LOW) & (norms < _NORM_HIGH))
+        inverse = np.zeros_like(norms)
+        np.divide(1.0, norms, out=inverse, where=~bad)
+        unit = block * inverse[:, None]
+        if bad.any():
+            rows = block[bad]
+            scale = np.abs(rows).max(axis=1)
+            scaled = rows / np.where(scale > 0, scale, 1.0)[:, None]
+            fixed = scale * np.sqrt(np.einsum("ij,ij->i", scaled, scaled))
+            norms[bad] = fixed
+            unit[bad] = np.where(fixed[:, None] > 0, rows / fixed[:, None], 0.0)
+    return norms, unit
+
+
+def _hash_multipliers(dim: int) -> npt.NDArray[np.uint64]:
+    rng = np.random.default_rng(_HASH_SEED)
+    halves: npt.NDArray[np.uint64] = rng.integers(0, 2**63, size=dim, dtype=np.uint64)
+    odd: npt.NDArray[np.uint64] = halves * np.uint64(2) + np.uint64(1)
+    return odd
+
+
+def _row_hashes(block: FloatArray, multipliers: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
+    """A 64-bit hash of each row's values (``-0.0`` hashes as ``0.0``).
+
+    Equal rows always get equal hashes; unequal rows rarely do, and
+    :func:`_count_distinct` checks every candidate pair by value.  The bits of
+    each value are folded (``x ^ x >> 29``) before the weighted sum, so that
+    round numbers, whose low mantissa bits are all zero, still spread over the
+    whole hash.
+    """
+    bits = np.ascontiguousarray(block + 0.0).view(np.uint64)
+    bits ^= bits >> np.uint64(29)
+    return bits @ multipliers
+
+
+def _count_distinct(matrix: npt.NDArray[Any], hashes: npt.NDArray[np.uint64],
+                    block_rows: int) -> int:
+    """Number of distinct rows of ``matrix`` (equal value by value), given row hashes.
+
+    Rows are grouped by hash; each row of a group is compared by value with
+    the group's first row.  Only a group where that fails (a hash collision)
+    is counted exactly with ``numpy.unique``.
+    """
+    order = np.argsort(hashes, kind="stable")
+    sorted_hashes = hashes[order]
+    repeat = np.zeros(sorted_hashes.shape[0], dtype=bool)
+    repeat[1:] = sorted_hashes[1:] == sorted_hashes[:-1]
+    distinct = int(sorted_hashes.shape[0] - np.count_nonzero(repeat))
+    if not repeat.any():
+        return distinct
+    group = np.cumsum(~repeat) - 1
+    first = order[np.flatnonzero(~repeat)]
+    candidates = np.flatnonzero(repeat)
+    collided: list[IntArray] = []
+    for lo in range(0, candidates.shape[0], block_rows):
+        part = candidates[lo:lo + block_rows]
+        same = (matrix[order[part]] == matrix[first[group[part]]]).all(axis=1)
+        collided.append(group[part][~same])
+    bad_groups = np.unique(np.concatenate(collided))
+    if bad_groups.shape[0]:
+        members = np.flatnonzero(np.isin(group, bad_groups))
+        for part in np.split(members, np.flatnonzero(np.diff(group[members])) + 1):
+            values = np.asarray(matrix[order[part]], dtype=np.float64) + 0.0
+            distinct += int(np.unique(values, axis=0).shape[0]) - 1
+    return distinct
+
+
+def _pair_dots(left: FloatArray, left_rows: IntArray, right: FloatArray,
+               right_rows: IntArray) -> FloatArray:
+    """``left[left_rows[i]] . right[right_rows[i]]`` for every ``i``, a slice at a time."""
+    out = np.empty(left_rows.shape[0], dtype=np.float64)
+    for lo in range(0, out.shape[0], _PAIRS_PER_SLICE):
+        hi = lo + _PAIRS_PER_SLICE
+        out[lo:hi] = np.einsum("ij,ij->i", left[left_rows[lo:hi]], right[right_rows[lo:hi]])
+    return out
+
+
+def _float32_below(values: FloatArray) -> npt.NDArray[np.float32]:
+    """``values`` as float32, rounded down (so a ``>`` test stays a superset)."""
+    low = values.astype(np.float32)
+    return np.where(low > values, np.nextafter(low, np.float32(-np.inf)), low)
+
+
+class _RunningTopK:
+    """Exact top K per query over column blocks seen in position order.
+
+    Keeps, per query, the K best ``(rint(cos * 1e9), position)`` pairs sorted
+    best first: higher rounded cosine first, then lower position.  Each block
+    is screened with a float32 product; the screen keeps every column whose
+    float64 cosine could reach the top K (its error is at most
+    :attr:`margin`), and only those columns get their float64 cosine.
+    """
+
+    def __init__(self, queries: FloatArray, k: int) -> None:
+        count, dim = queries.shape
+        self.queries = queries
+        self.queries32 = queries.astype(np.float32)
+        self.k = k
+        self.seen = 0
+        self.score = np.zeros((count, k), dtype=np.int64)
+        self.position = np.zeros((count, k), dtype=np.int64)
+        # |float32 dot - float64 dot| of unit vectors: rounding both inputs
+        # (2u) plus a float32 sum of ``dim`` products (dim * u), u = 2^-24.
+        self.margin = (dim + 4) * 2.0**-24 * 1.01 + 1e-12
+
+    def update(self, first_query: int, end_query: int, unit: FloatArray,
+               unit32: npt.NDArray[np.float32], first_position: int) -> None:
+        """Merge one block of unit vectors (columns from ``first_position`` on)
+        into the top K of the queries ``first_query:end_query``."""
+        k = self.k
+        queries = self.queries[first_query:end_query]
+        approx = self.queries32[first_query:end_query] @ unit32.T
+        count, width = approx.shape
+        held = min(self.seen, k)
+        worst: IntArray | None = None
+        if held == k:
+            worst = self.score[first_query:end_query, k - 1]
+            bound = (worst + 0.49) / _SCALE - self.margin
+            mask = approx > _float32_below(bound)[:, None]
+            candidates = np.count_nonzero(mask)
+            if candidates > 4 * count * k:
+                bound = np.maximum(bound, self._block_bound(approx))
+                mask = approx > _float32_below(bound)[:, None]
+                candidates = np.count_nonzero(mask)
+        else:
+            mask = approx > _float32_below(self._block_bound(approx))[:, None]
+            candidates = np.count_nonzero(mask)
+        if candidates * 64 <= count * width:
+            # Few candidates: their float64 cosines one by one.
+            flat = np.flatnonzero(mask)
+            hit_rows, hit_cols = np.divmod(flat, width)
+            rounded = np.rint(_pair_dots(queries, hit_rows, unit, hit_cols) * _SCALE
+                              ).astype(np.int64)
+            if worst is not None:
+                enters = rounded > worst[hit_rows]
+                hit_rows, hit_cols, rounded = hit_rows[enters], hit_cols[enters], rounded[enters]
+        else:
+            # Many (exact ties near the K-th score): the block's float64 product,
+            # then each query's K best by the exact key -rounded * width + column
+            # (an integer below 2^53, see _MAX_BLOCK_ROWS).
+            key = queries @ unit.T
+            key *= _SCALE
+            np.rint(key, out=key)
+            if worst is not None:
+                mask &= key > worst[:, None]
+            key *= -width
+            key += np.arange(width)
+            key[~mask] = np.inf
+            kk = min(k, width)
+            best = np.argpartition(key, kk - 1, axis=1)[:, :kk]
+            best_keys = np.take_along_axis(key, best, axis=1)
+            valid = np.isfinite(best_keys)
+            hit_rows = np.repeat(np.arange(count), kk)[valid.ravel()]
+            hit_cols = best[valid]
+            rounded = ((hit_cols - best_keys[valid]) / width).astype(np.int64)
+        if hit_rows.shape[0] == 0:
+            return
+        touched, local = np.unique(hit_rows, return_inverse=True)
+        targets = first_query + touched
+        all_rows = np.concatenate([np.repeat(np.arange(touched.shape[0]), held), local])
+        all_scores = np.concatenate([self.score[targets, :held].ravel(), rounded])
+        all_positions = np.concatenate([self.position[targets, :held].ravel(),
+                                        hit_cols + first_position])
+        order = np.lexsort((all_positions, -all_scores, all_rows))
+        sizes = np.bincount(all_rows, minlength=touched.shape[0])
+        starts = np.cumsum(sizes) - sizes
+        keep = min(k, self.seen + width)
+        take = order[starts[:, None] + np.arange(keep)]
+        self.score[targets, :keep] = all_scores[take]
+        self.position[targets, :keep] = all_positions[take]
+
+    def _block_bound(self, approx: npt.NDArray[np.float32]) -> FloatArray:
+        """Per query, a bound below which no column can reach the block's own top K."""
+        width = approx.shape[1]
+        kk = min(self.k, width)
+        kth = np.partition(approx, width - kk, axis=1)[:, width - kk].astype(np.float64)
+        # The kk best float32 scores are within margin of their float64 cosines,
+        # and whatever rounds like the K-th best cosine is within 1e-9 of it.
+        return kth - 2.0 * self.margin - 2.0 / _SCALE  # type: ignore[no-any-return]
+
+
+@dataclass(frozen=True)
+class VectorScan:
+    """What one pass over the vectors gives.
+
+    Attributes
+    ----------
+    norms:
+        Euclidean norm of every vector, in row order.
+    distinct:
+        Number of distinct vectors (rows equal value by value).
+    unit_sum:
+        Sum of the unit vectors (zero vectors add nothing).
+    top:
+        Row indices of the exact top ``min(K, |V|)`` of each query, best first.
+    """
+
+    norms: FloatArray
+    distinct: int
+    unit_sum: FloatArray
+    top: IntArray
+
+
+def scan_vectors(matrix: npt.NDArray[Any], queries: FloatArray, k: int,
+                 order: IntArray | None = None, *, block_rows: int | None = None,
+                 block_queries: int | None = None) -> VectorScan:
+    """One blocked pass over ``matrix``: norms, duplicates and exact cosine top K.
+
+    Parameters
+    ----------
+    matrix:
+        ``[n, d]`` vectors (any float dtype; computed in float64), ``n >= 1``.
+    queries:
+        ``[q, d]`` unit query vectors (zero rows allowed: every cosine is 0).
+    k:
+        Size of the top K; ``min(k, n)`` rows are returned per query.
+    order:
+        Tie order of the rows (a permutation); ``None``: row order.
+    block_rows, block_queries:
+        Block sizes; ``None``: the module defaults.
+
+    Returns
+    -------
+    VectorScan
+        ``top[i]`` ranks rows by ``numpy.round(cos, 9)`` descending, ties by
+        their place in ``order``.
+
+    Raises
+    ------
+    NonFiniteVector
+        When a vector holds NaN or infinity (a ``ValueError``).
+    """
+    rows_per_block = min(block_rows or _BLOCK_ROWS, _MAX_BLOCK_ROWS)
+    queries_per_block = block_queries or _BLOCK_QUERIES
+    count, dim = matrix.shape
+    keep = min(k, count)
+    # A zero query has cosine 0 with everything: its top K is the first K in
+    # tie order, so only the other queries are scanned.
+    live = np.flatnonzero(queries.any(axis=1))
+    tracker = _RunningTopK(queries[live], keep)
+    multipliers = _hash_multipliers(dim)
+    norms = np.empty(count, dtype=np.float64)
+    hashes = np.empty(count, dtype=np.uint64)
+    unit_sum = np.zeros(dim, dtype=np.float64)
+    for lo in range(0, count, rows_per_block):
+        hi = min(lo + rows_per_block, count)
+        rows = slice(lo, hi) if order is None else order[lo:hi]
+        block = np.asarray(matrix[rows], dtype=np.float64)
+        block_norms, unit = _unit_rows(block)
+        if not np.isfinite(block_norms).all():
+            first_bad = int(np.flatnonzero(~np.isfinite(block_norms))[0])
+            raise NonFiniteVector(lo + first_bad if order is None else int(order[lo + first_bad]))
+        norms[rows] = block_norms
+        hashes[rows] = _row_hashes(block, multipliers)
+        unit_sum += unit.sum(axis=0)
+        if live.shape[0]:
+            unit32 = unit.astype(np.float32)
+            for q_lo in range(0, live.shape[0], queries_per_block):
+                tracker.update(q_lo, min(q_lo + queries_per_block, live.shape[0]),
+                               unit, unit32, lo)
+        tracker.seen = hi
+    positions = np.tile(np.arange(keep, dtype=np.int64), (queries.shape[0], 1))
+    positions[live] = tracker.position
+    top = positions if order is None else order[positions]
+    return VectorScan(norms, _count_distinct(matrix, hashes, rows_per_block), unit_sum, top)
+
+
+def tie_order(vector_ids: Sequence[str], chunk_index: Mapping[str, int]) -> IntArray | None:
+    """Rows of ``vector_ids`` in tie order, or ``None`` when that is their order.
+
+    Tie order: vectors of chunks first, in chunk order, then the others in
+    their given order.
+    """
+    count = len(vector_ids)
+    chunks = len(chunk_index)
+    if count == chunks and list(chunk_index) == list(vector_ids):
+        return None
+    keys = np.fromiter((chunk_index.get(vector_id, chunks + i)
+                        for i, vector_id in enumerate(vector_ids)), dtype=np.int64, count=count)
+    if count < 2 or bool((keys[1:] > keys[:-1]).all()):
+        return None
+    return np.argsort(keys, kind="stable")
+
+
+class EmbeddingEvaluator(StageEvaluator):
+    """Embedding and index metrics from the vectors you pass (no model is called).
+
+    Parameters
+    ----------
+    k:
+        Size of the exact top K and of the ANN list.  ``None``: the dataset's
+        ``params.k``, else 5.
+
+    Notes
+    -----
+    ``V`` is the set of chunk vectors (``chunk_vectors``; ids that are not
+    chunks are allowed), ``cos`` the cosine similarity in float64, 0 when
+    either vector is zero.  Gold ``G_q`` means the query's ``relevant`` ids
+    of grade > 0 (a grade-0 id is judged not relevant, so it is a negative).
+
+    Pooled over ``V`` (``None`` without chunk vectors):
+
+    - ``zero_norm_rate``: share of vectors whose norm is exactly 0.
+    - ``duplicate_vector_rate``: ``(|V| - #distinct) / |V|``; rows equal value
+      by value (``-0.0`` equals ``0.0``).
+    - ``mean_vector_norm``: mean Euclidean norm.
+    - ``index_coverage``: share of vector ids in ``indexed_ids`` (``None``
+      without ``indexed_ids``).
+
+    Per query, then averaged over the queries where not ``None`` (all need a
+    ``query_vector``):
+
+    - ``query_topk_recall``: ``|E_q^K ∩ G_q| / |G_q|``; a gold id without a
+      vector is a miss; ``None`` without gold.
+    - ``ann_recall_at_k``: ``|A_q ∩ E_q^K| / |E_q^K|`` with ``A_q`` the first K
+      distinct ``ann_ids``; needs no gold; ``None`` without ``ann_ids``.
+    - ``positive_similarity``: mean cos over the gold ids that have a vector;
+      ``None`` when there is none.
+    - ``negative_similarity``: mean cos over the other vectors (non-chunk ids
+      included); needs no gold; ``None`` when every vector is gold.
+    - ``similarity_margin``: positive minus negative, for queries with both.
+
+    ``E_q^K`` is the exact top ``min(K, |V|)`` by ``numpy.round(cos, 9)``,
+    ties by chunk order, vectors of non-chunk ids last in their given order.
+
+    Examples
+    --------
+    >>> report = EmbeddingEvaluator(k=1).evaluate(
+    ...     chunk_vectors={"c1": [1.0, 0.0], "c2": [0.0, 2.0]},
+    ...     query_vector={"q1": [1.0, 1.0]}, relevant={"q1": ["c2"]})
+    >>> report.query_topk_recall  # cos 0.7071 for both: the tie goes to c1
+    0.0
+    >>> round(report.similarity_margin, 12)  # 1 / sqrt(2) - 1 / sqrt(2)
+    0.0
+    """
+
+    stage = "embedding"
+    # "documents" too: chunks passed as a keyword are checked against them.
+    inputs = frozenset({"documents", "chunks", "queries", "relevant", "chunk_vectors",
+                        "indexed_ids", "query_vector", "ann_ids"})
+    settings_names = ("k",)
+
+    def __init__(self, *, k: int | None = None) -> None:
+        self.k = check_k(k)
+
+    def _settings(self, dataset: Dataset) -> dict[str, Any]:
+        return {"k": self.k or dataset.params.k or DEFAULT_K}
+
+    def _compute(self, dataset: Dataset, settings: Mapping[str, Any],
+                 builder: ReportBuilder) -> None:
+        vectors = dataset.vectors
+        if vectors is None or vectors.chunk_matrix is None or not vectors.chunk_ids:
+            return
+        matrix = vectors.chunk_matrix
+        ids = vectors.chunk_ids
+        count = len(ids)
+        k: int = settings["k"]
+        queries = dataset.queries
+        gold = [[chunk_id for chunk_id, grade in (query.relevant or {}).items() if grade > 0]
+                for query in queries]
+        # Queries with a vector: (index into queries, query vector, ann_ids).
+        asked = [(i, entry.query_vector, entry.ann_ids) for i, query in enumerate(queries)
+                 if (entry := dataset.run.get(query.id)) is not None
+                 and entry.query_vector is not None]
+        query_norms, query_units = _unit_rows(
+            np.vstack([vector for _, vector, _ in asked]) if asked
+            else np.zeros((0, matrix.shape[1])))
+        if not np.isfinite(query_norms).all():
+            bad = asked[int(np.flatnonzero(~np.isfinite(query_norms))[0])][0]
+            raise DatasetError(dataset.source, f"run[{queries[bad].id!r}].query_vector",
+                               "must hold finite numbers with a finite norm")
+        # Only queries with gold or ann_ids need their exact top K.
+        ranked = [n for n, (i, _, ann_ids) in enumerate(asked) if gold[i] or ann_ids is not None]
+        try:
+            scan = scan_vectors(matrix, query_units[ranked], k, tie_order(ids, dataset.chunk_index))
+        except NonFiniteVector as error:
+            raise DatasetError(dataset.source, f"vectors.chunks[{ids[error.row]!r}]",
+                               "must hold finite numbers with a finite norm") from None
+
+        builder.set("zero_norm_rate", np.count_nonzero(scan.norms == 0) / count)
+        builder.set("duplicate_vector_rate", (count - scan.distinct) / count)
+        builder.set("mean_vector_norm", float(scan.norms.mean()))
+        if vectors.indexed_ids is not None:
+            builder.set("index_coverage", len(set(ids) & set(vectors.indexed_ids)) / count)
+
+        row_of = {vector_id: row for row, vector_id in enumerate(ids)}
+        recall = np.full(len(queries), np.nan)
+        ann = np.full(len(queries), np.nan)
+        for top, n in zip(scan.top.tolist(), ranked):
+            i, _, ann_ids = asked[n]
+            exact = set(top)
+            if gold[i]:
+                recall[i] = sum(row_of.get(g, -1) in exact for g in gold[i]) / len(gold[i])
+            if ann_ids is not None:
+                found = top_k(ann_ids, k)
+                ann[i] = sum(row_of.get(a, -1) in exact for a in found) / len(exact)
+        builder.set_per_query("query_topk_recall", recall)
+        builder.set_per_query("ann_recall_at_k", ann)
+
+        # Positive: the gold rows of each query; negative: every other row, whose
+        # cosine sum is (q . sum of unit vectors) - (positive sum).
+        pair_query = [n for n, (i, _, _) in enumerate(asked) for g in gold[i] if g in row_of]
+        pair_row = np.asarray([row_of[g] for i, _, _ in asked for g in gold[i] if g in row_of],
+                              dtype=np.int64)
+        _, gold_units = _unit_rows(np.asarray(matrix[pair_row], dtype=np.float64))
+        pairs = np.asarray(pair_query, dtype=np.int64)
+        cosines = np.einsum("ij,ij->i", query_units[pairs], gold_units)
+        asked_count = len(asked)
+        positive_count = np.bincount(pairs, minlength=asked_count).astype(np.float64)
+        positive_sum = np.bincount(pairs, weights=cosines, minlength=asked_count)
+        negative_count = count - positive_count
+        positive = ratio(positive_sum, positive_count)
+        negative = ratio(query_units @ scan.unit_sum - positive_sum, negative_count)
+        rows = np.asarray([i for i, _, _ in asked], dtype=np.int64)
+        builder.set_per_query("positive_similarity", scatter(positive, rows, len(queries)))
+        builder.set_per_query("negative_similarity", scatter(negative, rows, len(queries)))
+        builder.set_per_query("similarity_margin",
+                              scatter(positive - negative, rows, len(queries)))

@@ -37,20 +37,20 @@ def test_single_entry_and_empty_context() -> None:
     empty = evaluate([], budget=0)
     assert empty.context_precision == 0.0 and empty.context_recall == 0.0
     assert empty.context_sufficient == 0.0 and empty.budget_compliant == 1.0
-    assert empty.duplicate_ratio is None and empty.evidence_edge_placement is None
+    assert empty.values["duplicate_ratio"] is None and empty.values["evidence_edge_placement"] is None
 
 
 def test_gold_free_metrics_without_evidence() -> None:
     report = AugmentationEvaluator(max_context_tokens=5).evaluate(
         documents={"d": TEXT}, chunks=CHUNKS, context_ids={"q": ["a", "a"]})
     assert report.duplicate_ratio == 0.5 and report.budget_compliant == 0.0
-    assert report.context_precision is None
+    assert report.values["context_precision"] is None
     assert report.missing["context_precision"] == "needs expected_evidence"
 
 
 def test_budget_needs_a_setting() -> None:
     report = evaluate(["a"])
-    assert report.budget_compliant is None
+    assert report.values["budget_compliant"] is None
     assert report.missing["budget_compliant"] == "needs max_context_tokens"
 
 

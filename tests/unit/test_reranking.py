@@ -24,13 +24,13 @@ def test_reordering_only_preserves_the_candidate_set_without_gold() -> None:
     report = RerankingEvaluator().evaluate(retrieved_ids={"q": ["a", "b", "b"]},
                                            reranked_ids={"q": ["b", "a"]})
     assert report.candidate_set_preservation_rate == 1.0
-    assert report.ndcg_gain is None and report.first_relevant_rank_change is None
+    assert report.values["ndcg_gain"] is None and report.values["first_relevant_rank_change"] is None
 
 
 def test_rank_change_is_none_when_either_list_misses_every_relevant_id() -> None:
     report = RerankingEvaluator(k=2).evaluate(
         retrieved_ids={"q": ["a", "b"]}, reranked_ids={"q": ["b"]}, relevant={"q": ["a"]})
-    assert report.first_relevant_rank_change is None
+    assert report.values["first_relevant_rank_change"] is None
     assert report.mrr_gain == -1.0
     discount = 1 / math.log2(2)
     assert report.ndcg_gain == pytest.approx(0 - discount / discount)

@@ -53,9 +53,9 @@ def test_none_rules() -> None:
     report = evaluate(retrieved_ids={"q1": ["a"], "q2": ["a"]},
                       relevant={"q1": {"a": 0}, "q3": ["a"]})
     # q1 has no grade > 0, q2 no gold, q3 no run: nothing is scored.
-    assert report.recall_at_k is None
+    assert report.values["recall_at_k"] is None
     assert report.per_query["recall_at_k"] == {"q1": None, "q2": None, "q3": None}
-    assert report.token_recall is None
+    assert report.values["token_recall"] is None
     assert report.missing["token_recall"] == "needs expected_evidence, chunks"
     assert report.missing["p95_latency_ms"] == "needs retrieval_latency_ms"
 

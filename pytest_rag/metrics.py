@@ -1,0 +1,40 @@
+"""Symbolic metric names for checks: ``assert_metric(recall_at_k >= 0.8)``.
+
+Every key of the registry is a :class:`~pytest_rag.assertions.MetricRef`
+here, resolved against the running test's latest report that has the key.
+Keys shared by several stages (``ndcg_at_k``, ``p95_latency_ms``,
+``answer_f1``, ...) can be qualified by stage: ``retrieval.ndcg_at_k``,
+``reranking.ndcg_at_k``.
+
+The names are made from :data:`pytest_rag.registry.REGISTRY`; nothing here
+lists them again.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+from .assertions import MetricRef
+from .registry import REGISTRY, STAGES
+
+
+def _stage_namespace(stage: str) -> SimpleNamespace:
+    keys = [spec.key for spec in REGISTRY.values() if spec.stage == stage]
+    return SimpleNamespace(**{key: MetricRef(key, stage) for key in keys})
+
+
+_KEYS: dict[str, MetricRef] = {}
+for _spec in REGISTRY.values():
+    _KEYS.setdefault(_spec.key, MetricRef(_spec.key))
+_STAGES: dict[str, SimpleNamespace] = {stage: _stage_namespace(stage) for stage in STAGES}
+
+globals().update(_KEYS)
+globals().update(_STAGES)
+
+__all__ = sorted(_KEYS) + list(STAGES)
+
+
+def __getattr__(name: str) -> Any:
+    raise AttributeError(
+        f"pytest_rag.metrics has no metric {name!r}; `pytest-rag metrics` lists them")

@@ -1,0 +1,136 @@
+"""Locating text without offsets (SEMANTICS.md, "Tokens and spans").
+
+The first exact occurrence at or after the search start wins; failing that,
+the first occurrence where every run of whitespace matches any other non-empty
+run of whitespace, a leading or trailing run of the text matching the
+document's whole run.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pytest_rag.locate import locate
+
+
+@pytest.mark.parametrize(("text", "needle", "search_from", "expected"), [
+    ("abc abc", "abc", 0, (0, 3)),
+    ("abc abc", "abc", 1, (4, 7)),
+    ("abc abc", "abc", 4, (4, 7)),
+    ("abc abc", "abc", 5, None),
+    ("abc", "abc", 3, None),
+    ("abc", "abcd", 0, None),
+    ("abc", "", 0, None),
+    ("", "a", 0, None),
+    ("a  b\nc", "b c", 0, (3, 6)),
+    ("a  b\nc", "a b c", 0, (0, 6)),
+    ("a\t\n b", "a b", 0, (0, 5)),
+    ("a b", "a \n\t b", 0, (0, 3)),
+    ("ab", "a b", 0, None),             # a run of whitespace must match a non-empty run
+    ("a b", "ab", 0, None),
+    ("x.y (z)*", "x.y (z)*", 0, (0, 8)),  # no regular expression in the text
+    ("x.y  (z)*", "x.y (z)*", 0, (0, 9)),
+    ("xay (z)", "x.y (z)", 0, None),
+    ("price $5 ^ [1]", "$5  ^ [1]", 0, (6, 14)),
+    ("a\u00a0b\u2003c", "a b c", 0, (0, 5)),  # Unicode whitespace is whitespace
+    ("Straße  café", "Straße café", 0, (0, 12)),
+])
+def test_locate(text: str, needle: str, search_from: int,
+                expected: tuple[int, int] | None) -> None:
+    assert locate(text, needle, search_from) == expected
+
+
+def test_exact_match_wins_over_an_earlier_flexible_one() -> None:
+    text = "refund  window ... refund window"
+    assert locate(text, "refund window") == (19, 32)
+    assert text[19:32] == "refund window"
+
+
+def test_flexible_search_starts_at_search_from() -> None:
+    text = "a  b a\tb"
+    assert locate(text, "a b", 0) == (0, 4)
+    assert locate(text, "a b", 1) == (5, 8)
+
+
+def test_leading_whitespace_matches_the_whole_run() -> None:
+    text = "x   \n  y"
+    assert locate(text, " \ty") == (1, 8)
+    # A run that starts before search_from cannot be matched whole after it.
+    assert locate("x   \n  y", "\ty", 2) is None
+
+
+def test_trailing_whitespace_matches_the_whole_run() -> None:
+    assert locate("x y  \n\tz", "y\t") == (2, 7)
+    assert locate("x y", "y \t") is None  # a run needs whitespace in the document
+
+
+def test_leading_and_trailing_whitespace_together() -> None:
+    text = "a  b  c"
+    assert locate(text, "\nb\n") == (1, 6)
+
+
+def test_whitespace_only_needle() -> None:
+    assert locate("ab  \tcd", " ") == (2, 3)          # exact first
+    assert locate("ab\t\ncd", "  ") == (2, 4)        # then the first whole run
+
+
+def test_exact_match_inside_a_run_is_still_exact() -> None:
+    # Exact occurrences need no whole-run rule.
+    assert locate("a   b", " b") == (3, 5)
+
+
+# -- against a plain reference implementation ------------------------------------------
+
+
+def reference(text: str, needle: str, search_from: int = 0) -> tuple[int, int] | None:
+    """The rule written out: try every start and end, shortest program, slowest run."""
+    if not needle:
+        return None
+    found = text.find(needle, search_from)
+    if found >= 0:
+        return found, found + len(needle)
+    pieces = re.split(r"(\s+)", needle)  # alternating: text, whitespace, text, ...
+
+    def matches(start: int, end: int) -> bool:
+        pattern = "".join(r"\s+" if i % 2 else re.escape(piece)
+                          for i, piece in enumerate(pieces) if piece)
+        if re.fullmatch(pattern, text[start:end]) is None:
+            return False
+        if needle[0].isspace() and start > 0 and text[start - 1].isspace():
+            return False  # the leading run must be the document's whole run
+        if needle[-1].isspace() and end < len(text) and text[end].isspace():
+            return False  # so must the trailing run
+        return True
+
+    for start in range(search_from, len(text) + 1):
+        for end in range(start, len(text) + 1):
+            if matches(start, end):
+                return start, end
+    return None
+
+
+TEXTS = st.text(alphabet=st.sampled_from("ab \t\n\u00a0."), max_size=14)
+
+
+@settings(max_examples=500, derandomize=True, deadline=None)
+@given(TEXTS, TEXTS.filter(bool), st.integers(0, 15))
+def test_locate_agrees_with_the_reference(text: str, needle: str, search_from: int) -> None:
+    assert locate(text, needle, search_from) == reference(text, needle, search_from)
+
+
+@settings(max_examples=300, derandomize=True, deadline=None)
+@given(st.lists(st.text(alphabet="abc.*", min_size=1, max_size=3), min_size=1, max_size=4),
+       st.lists(st.text(alphabet=" \t\n", min_size=1, max_size=3), min_size=4, max_size=4),
+       st.lists(st.text(alphabet=" \t\n", min_size=1, max_size=3), min_size=4, max_size=4))
+def test_text_with_different_whitespace_is_found(words: list[str], runs: list[str],
+                                                 other_runs: list[str]) -> None:
+    document = "".join(word + run for word, run in zip(words, runs))
+    needle = "".join(word + run for word, run in zip(words, other_runs)).rstrip()
+    span = locate(document, needle)
+    assert span is not None
+    start, end = span
+    assert re.sub(r"\s+", " ", document[start:end]) == re.sub(r"\s+", " ", needle)
