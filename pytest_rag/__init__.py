@@ -13,8 +13,10 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "assert_metric",
     "AugmentationEvaluator",
     "ChunkEvaluator",
+    "Comparison",
     "Dataset",
     "DatasetError",
     "Direction",
@@ -23,6 +25,7 @@ __all__ = [
     "EVALUATORS",
     "GenerationEvaluator",
     "MetricSpec",
+    "MetricValue",
     "REGISTRY",
     "Report",
     "RerankingEvaluator",
@@ -34,6 +37,9 @@ __all__ = [
 ]
 
 _LOCATIONS: dict[str, str] = {
+    "assert_metric": "pytest_rag.assertions",
+    "Comparison": "pytest_rag.assertions",
+    "MetricValue": "pytest_rag.assertions",
     "AugmentationEvaluator": "pytest_rag.stages.augmentation",
     "ChunkEvaluator": "pytest_rag.stages.chunking",
     "EmbeddingEvaluator": "pytest_rag.stages.embedding",
@@ -55,6 +61,7 @@ _LOCATIONS: dict[str, str] = {
 }
 
 if TYPE_CHECKING:
+    from .assertions import Comparison, MetricValue, assert_metric
     from .data import Dataset
     from .errors import DatasetError
     from .evaluate import EVALUATORS, evaluate_dataset

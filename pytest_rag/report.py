@@ -54,6 +54,7 @@ class Report:
     missing: Mapping[str, str] = field(default_factory=dict)
     query_ids: tuple[str, ...] = ()
     query_values: Mapping[str, npt.NDArray[np.float64]] = field(default_factory=dict, repr=False)
+    extra_specs: tuple[MetricSpec, ...] = field(default=(), repr=False)
 
     def __getattr__(self, name: str) -> MetricValue:
         values = self.__dict__.get("values")
@@ -97,8 +98,8 @@ class Report:
 
     @property
     def specs(self) -> tuple[MetricSpec, ...]:
-        """The registry entries of this stage's metrics."""
-        return stage_metrics(self.stage)
+        """The registry entries of this stage's metrics (and of custom ones)."""
+        return stage_metrics(self.stage) + self.extra_specs
 
     def not_measured(self) -> dict[str, str]:
         """The keys that are ``None``, with the reason for each."""

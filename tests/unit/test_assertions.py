@@ -102,7 +102,18 @@ def test_symbolic_names_resolve_through_the_context() -> None:
 
 
 def test_symbolic_names_outside_a_test_explain_themselves() -> None:
-    with pytest.raises(RuntimeError, match="can only be checked inside a test"):
+    token = use_context(None)
+    try:
+        with pytest.raises(RuntimeError, match="can only be checked inside a test"):
+            assert_metric(recall_at_k >= 0.8)
+    finally:
+        reset_context(token)
+
+
+def test_symbolic_names_before_any_report_explain_themselves() -> None:
+    # Inside pytest the plugin's context is active, but this test recorded nothing.
+    with pytest.raises(LookupError, match="'recall_at_k' was not recorded by this test "
+                                          r"\(it evaluated: no stage yet\)"):
         assert_metric(recall_at_k >= 0.8)
 
 

@@ -1,0 +1,253 @@
+"""The baseline file: the last accepted numbers, and what changed since.
+
+The file is JSON with sorted keys (diff-friendly), keyed by test node id and
+stage, holding each metric's value, direction and tolerance and the per-query
+values.  It is only ever read with a JSON parser, written atomically (a
+temporary file in the same folder, fsync, rename), and never overwritten
+unless an update is asked for.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .records import StageRecord
+from .registry import Direction, MetricSpec
+from .thresholds import Tolerances
+
+__all__ = ["BASELINE_FORMAT", "BASELINE_VERSION", "Baseline", "BaselineError", "MetricDiff",
+           "compare_record"]
+
+BASELINE_FORMAT = "pytest-rag-baseline"
+BASELINE_VERSION = 1
+#: Queries named in a regression message.
+WORSE_QUERIES_SHOWN = 5
+
+
+class BaselineError(Exception):
+    """A baseline file that is missing, corrupt or of another version."""
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """``tests[nodeid][stage]`` = ``{"metrics": ..., "per_query": ..., "settings": ...}``."""
+
+    tests: Mapping[str, Mapping[str, Mapping[str, Any]]] = field(default_factory=dict)
+
+    # -- reading --------------------------------------------------------------
+    @classmethod
+    def load(cls, path: Path) -> Baseline:
+        """Read and check a baseline file.
+
+        Raises
+        ------
+        BaselineError
+            When the file is missing, is not valid JSON, has another format or a
+            newer version, or has entries of the wrong shape.
+        """
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise BaselineError(f"baseline file {str(path)!r} not found; "
+                                "create it with --rag-update-baseline") from None
+        except (OSError, UnicodeDecodeError) as error:
+            raise BaselineError(f"cannot read baseline file {str(path)!r}: {error}") from None
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise BaselineError(
+                f"baseline file {str(path)!r} is not valid JSON (line {error.lineno}, column "
+                f"{error.colno}: {error.msg}); restore it from version control, or delete it and "
+                "run --rag-update-baseline") from None
+        return cls.from_json(data, str(path))
+
+    @classmethod
+    def from_json(cls, data: Any, where: str) -> Baseline:
+        def bad(place: str, problem: str) -> BaselineError:
+            return BaselineError(f"baseline file {where!r}: {place}: {problem}")
+
+        if not isinstance(data, dict):
+            raise bad("top level", "expected a JSON object")
+        if data.get("format") != BASELINE_FORMAT:
+            raise bad("format", f"expected {BASELINE_FORMAT!r}, got {data.get('format')!r}")
+        version = data.get("version")
+        if not isinstance(version, int) or isinstance(version, bool):
+            raise bad("version", f"expected a whole number, got {version!r}")
+        if version > BASELINE_VERSION:
+            raise bad("version", f"version {version} is newer than this pytest-rag reads "
+                                 f"({BASELINE_VERSION}); upgrade pytest-rag")
+        if version < 1:
+            raise bad("version", f"unknown version {version}")
+        tests = data.get("tests")
+        if not isinstance(tests, dict):
+            raise bad("tests", "expected a JSON object")
+        for nodeid, stages in tests.items():
+            if not isinstance(stages, dict):
+                raise bad(f"tests[{nodeid!r}]", "expected a JSON object")
+            for stage, entry in stages.items():
+                place = f"tests[{nodeid!r}][{stage!r}]"
+                if not isinstance(entry, dict) or not isinstance(entry.get("metrics"), dict):
+                    raise bad(place, "expected an object with 'metrics'")
+                for key, metric in entry["metrics"].items():
+                    value = metric.get("value") if isinstance(metric, dict) else metric
+                    if value is not None and (isinstance(value, bool)
+                                              or not isinstance(value, (int, float))
+                                              or not math.isfinite(value)):
+                        raise bad(f"{place}.metrics.{key}", f"expected a number or null, got {value!r}")
+                per_query = entry.get("per_query", {})
+                if not isinstance(per_query, dict) or not all(
+                        isinstance(values, dict) for values in per_query.values()):
+                    raise bad(f"{place}.per_query", "expected an object of objects")
+        return cls(tests)
+
+    def entry(self, nodeid: str, stage: str) -> Mapping[str, Any] | None:
+        return self.tests.get(nodeid, {}).get(stage)
+
+    def value(self, nodeid: str, stage: str, key: str) -> float | None:
+        entry = self.entry(nodeid, stage)
+        if entry is None:
+            return None
+        metric = entry["metrics"].get(key)
+        value = metric.get("value") if isinstance(metric, dict) else metric
+        return None if value is None else float(value)
+
+    # -- writing --------------------------------------------------------------
+    def updated(self, records: Iterable[StageRecord], specs: Mapping[str, MetricSpec],
+                tolerances: Tolerances) -> Baseline:
+        """A copy with the records' entries replaced (other entries kept)."""
+        tests = {nodeid: dict(stages) for nodeid, stages in self.tests.items()}
+        for record in records:
+            metrics = {}
+            for key, value in record.values.items():
+                spec = specs.get(f"{record.stage}.{key}")
+                direction = spec.direction.value if spec else Direction.INFO.value
+                amount, relative = tolerances.for_metric(spec) if spec else (0.0, False)
+                metrics[key] = {"value": value, "direction": direction,
+                                "tolerance": amount, "relative": relative}
+            tests.setdefault(record.nodeid, {})[record.stage] = {
+                "metrics": metrics,
+                "per_query": {key: dict(values) for key, values in record.per_query.items()},
+                "settings": dict(record.settings),
+            }
+        return Baseline(tests)
+
+    def without(self, nodeids: Iterable[str]) -> Baseline:
+        gone = set(nodeids)
+        return Baseline({nodeid: stages for nodeid, stages in self.tests.items()
+                         if nodeid not in gone})
+
+    def to_json(self) -> dict[str, Any]:
+        return {"format": BASELINE_FORMAT, "version": BASELINE_VERSION, "tests": self.tests}
+
+    def save(self, path: Path) -> None:
+        """Write atomically: a temporary file beside ``path``, fsync, then rename."""
+        text = json.dumps(self.to_json(), indent=2, sort_keys=True, ensure_ascii=False,
+                          allow_nan=False) + "\n"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp",
+                                             dir=path.parent)
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as stream:
+                stream.write(text)
+                stream.flush()
+                os.fsync(stream.fileno())
+            os.replace(temporary, path)
+        except BaseException:
+            try:
+                os.unlink(temporary)
+            except OSError:
+                pass
+            raise
+        try:
+            folder = os.open(path.parent, os.O_RDONLY)
+        except OSError:
+            return
+        try:
+            os.fsync(folder)
+        except OSError:
+            pass
+        finally:
+            os.close(folder)
+
+
+@dataclass(frozen=True)
+class MetricDiff:
+    """One metric of one record against its baseline.
+
+    ``status`` is ``"regressed"`` (worse by more than ``allowed``),
+    ``"improved"`` (better by more than ``allowed``: the baseline can be
+    tightened), ``"unchanged"``, ``"new"`` (no baseline value),
+    ``"lost"`` (measured in the baseline, not measured now; a regression
+    unless informational) or ``"info"`` (informational metrics never fail).
+    """
+
+    stage: str
+    key: str
+    current: float | None
+    baseline: float | None
+    allowed: float
+    direction: str
+    status: str
+    worse_queries: tuple[tuple[str, float | None, float | None], ...] = ()
+
+    @property
+    def delta(self) -> float | None:
+        if self.current is None or self.baseline is None:
+            return None
+        return self.current - self.baseline
+
+    @property
+    def failed(self) -> bool:
+        return self.status in ("regressed", "lost")
+
+
+def _worse_queries(direction: Direction, old: Mapping[str, float | None],
+                   new: Mapping[str, float | None]) -> tuple[tuple[str, float | None, float | None], ...]:
+    worse = []
+    for query_id, before in old.items():
+        after = new.get(query_id)
+        if before is None:
+            continue
+        if after is None:
+            worse.append((math.inf, query_id, before, after))
+        elif direction.worse(after, before, 0.0):
+            worse.append((abs(after - before), query_id, before, after))
+    worse.sort(key=lambda item: (-item[0], item[1]))
+    return tuple((query_id, before, after) for _, query_id, before, after in worse)
+
+
+def compare_record(record: StageRecord, baseline: Baseline, specs: Mapping[str, MetricSpec],
+                   tolerances: Tolerances) -> list[MetricDiff]:
+    """Each metric of ``record`` against the baseline entry of its test and stage."""
+    entry = baseline.entry(record.nodeid, record.stage)
+    diffs = []
+    for key, current in record.values.items():
+        spec = specs.get(f"{record.stage}.{key}")
+        direction = spec.direction if spec is not None else Direction.INFO
+        old = baseline.value(record.nodeid, record.stage, key) if entry is not None else None
+        allowed = tolerances.allowed(spec, old) if spec is not None and old is not None else 0.0
+        worse: tuple[tuple[str, float | None, float | None], ...] = ()
+        if old is None:
+            status = "new" if current is not None else "unchanged"
+        elif direction is Direction.INFO:
+            status = "info"
+        elif current is None:
+            status = "lost"
+        elif direction.worse(current, old, allowed):
+            status = "regressed"
+            old_queries = (entry or {}).get("per_query", {}).get(key, {})
+            worse = _worse_queries(direction, old_queries, record.per_query.get(key, {}))
+        elif direction.worse(old, current, allowed):
+            status = "improved"
+        else:
+            status = "unchanged"
+        diffs.append(MetricDiff(record.stage, key, current, old, allowed, direction.value,
+                                status, worse))
+    return diffs

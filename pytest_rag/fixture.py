@@ -1,0 +1,188 @@
+"""The ``rag`` fixture: evaluate a stage, record it for the scorecard and baseline."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from .assertions import Comparison, MetricValue
+from .errors import DatasetError
+from .registry import STAGES, MetricSpec
+
+if TYPE_CHECKING:
+    from .data import Dataset
+    from .report import Report
+
+__all__ = ["ItemState", "Rag"]
+
+
+@dataclass
+class ItemState:
+    """What one test recorded: its reports in order and the checks it made."""
+
+    nodeid: str
+    reports: list[Report] = field(default_factory=list)
+    checks: list[Comparison] = field(default_factory=list)
+    baseline_value: Callable[[str, str], float | None] | None = None
+
+    # The CheckContext protocol of pytest_rag.assertions:
+    def resolve(self, key: str, stage: str | None) -> MetricValue:
+        for report in reversed(self.reports):
+            if (stage is None or report.stage == stage) and key in report.values:
+                return report.metric(key)
+        evaluated = ", ".join(dict.fromkeys(r.stage for r in self.reports)) or "no stage yet"
+        where = f"a {stage} report" if stage else "a report"
+        raise LookupError(f"{where} with metric {key!r} was not recorded by this test "
+                          f"(it evaluated: {evaluated}); call rag.<stage>(...) first")
+
+    def baseline(self, stage: str, key: str) -> float | None:
+        return self.baseline_value(stage, key) if self.baseline_value is not None else None
+
+    def record(self, comparison: Comparison) -> None:
+        self.checks.append(comparison)
+
+    def latest(self) -> dict[str, Report]:
+        """The latest report of each stage, in the order stages were first recorded."""
+        latest: dict[str, Report] = {}
+        for report in self.reports:
+            latest[report.stage] = report
+        return latest
+
+
+class Rag:
+    """Evaluate pipeline stages inside a test and record them.
+
+    One method per stage, named by the stage key.  Each takes the stage's
+    inputs by their format names as keyword arguments (``retrieved_ids=...``)
+    and its settings (``k=5``); settings not passed come from the ini options
+    (``rag_k``, ...), then from the dataset's ``params``.  Inputs not passed
+    come from the configured dataset (its gold and its ``run`` section).  The
+    report is returned and recorded under the test's node id and the stage.
+    """
+
+    def __init__(self, state: ItemState, dataset: Callable[[], Dataset | None],
+                 settings: Mapping[str, Any], specs: Mapping[str, MetricSpec],
+                 compute_extra: Callable[[str, Report, Callable[[], Dataset]], Report]) -> None:
+        self._state = state
+        self._dataset = dataset
+        self._settings = dict(settings)
+        self._specs = specs
+        self._compute_extra = compute_extra
+
+    @property
+    def dataset(self) -> Dataset | None:
+        """The configured dataset, or ``None`` when none is configured."""
+        return self._dataset()
+
+    @property
+    def reports(self) -> dict[str, Report]:
+        """The latest report of each stage this test recorded."""
+        return self._state.latest()
+
+    def _run(self, stage: str, kwargs: Mapping[str, Any]) -> Report:
+        __tracebackhide__ = True
+        from .evaluate import EVALUATORS, make_evaluator
+
+        names = EVALUATORS[stage].settings_names
+        settings = {**{k: v for k, v in self._settings.items() if k in names},
+                    **{k: v for k, v in kwargs.items() if k in names}}
+        inputs = {k: v for k, v in kwargs.items() if k not in names}
+        dataset = self._dataset()
+        try:
+            evaluator = make_evaluator(stage, **settings)
+            report = evaluator.evaluate(dataset, **inputs)
+        except DatasetError as error:
+            pytest.fail(f"pytest-rag: {error}", pytrace=False)
+        report = self._compute_extra(stage, report,
+                                     lambda: _resolved_dataset(dataset, inputs, evaluator))
+        self._state.reports.append(report)
+        return report
+
+    def chunking(self, **kwargs: Any) -> Report:
+        """Evaluate and record the chunking stage (``ChunkEvaluator``)."""
+        __tracebackhide__ = True
+        return self._run("chunking", kwargs)
+
+    def embedding(self, **kwargs: Any) -> Report:
+        """Evaluate and record the embedding stage (``EmbeddingEvaluator``)."""
+        __tracebackhide__ = True
+        return self._run("embedding", kwargs)
+
+    def retrieval(self, **kwargs: Any) -> Report:
+        """Evaluate and record the retrieval stage (``RetrievalEvaluator``)."""
+        __tracebackhide__ = True
+        return self._run("retrieval", kwargs)
+
+    def reranking(self, **kwargs: Any) -> Report:
+        """Evaluate and record the reranking stage (``RerankingEvaluator``)."""
+        __tracebackhide__ = True
+        return self._run("reranking", kwargs)
+
+    def augmentation(self, **kwargs: Any) -> Report:
+        """Evaluate and record the augmentation stage (``AugmentationEvaluator``)."""
+        __tracebackhide__ = True
+        return self._run("augmentation", kwargs)
+
+    def generation(self, **kwargs: Any) -> Report:
+        """Evaluate and record the generation stage (``GenerationEvaluator``)."""
+        __tracebackhide__ = True
+        return self._run("generation", kwargs)
+
+    def end_to_end(self, **kwargs: Any) -> Report:
+        """Evaluate and record the end-to-end stage (``EndToEndEvaluator``)."""
+        __tracebackhide__ = True
+        return self._run("end_to_end", kwargs)
+
+    def evaluate(self, **settings: Any) -> dict[str, Report]:
+        """Evaluate every stage the dataset allows; record those that measured something.
+
+        Only settings are accepted here (``k=10``); the inputs are the dataset's.
+        """
+        __tracebackhide__ = True
+        from .evaluate import EVALUATORS
+
+        known = {name for cls in EVALUATORS.values() for name in cls.settings_names}
+        unknown = sorted(set(settings) - known)
+        if unknown:
+            raise TypeError(f"rag.evaluate() takes settings only ({', '.join(sorted(known))}); "
+                            f"got {', '.join(unknown)}")
+        if self._dataset() is None:
+            pytest.fail("pytest-rag: rag.evaluate() needs a dataset: set the ini option "
+                        "rag_dataset, pass --rag-dataset or mark the test with "
+                        "@pytest.mark.rag_dataset(path)", pytrace=False)
+        measured: dict[str, Report] = {}
+        for stage in STAGES:
+            names = EVALUATORS[stage].settings_names
+            report = self._run(stage, {k: v for k, v in settings.items() if k in names})
+            if any(value is not None for value in report.values.values()):
+                measured[stage] = report
+            else:
+                self._state.reports.remove(report)
+        return measured
+
+
+def _resolved_dataset(dataset: Dataset | None, inputs: Mapping[str, Any], evaluator: Any) -> Dataset:
+    from .inputs import resolve_inputs
+
+    return resolve_inputs(dataset, inputs, type(evaluator).inputs)
+
+
+def with_extra_metrics(report: Report, values: Mapping[str, float | None],
+                       specs: Mapping[str, MetricSpec]) -> Report:
+    """``report`` with custom metric values (declared in ``specs``) added."""
+    extra = []
+    for key, value in values.items():
+        spec = specs.get(f"{report.stage}.{key}")
+        if spec is None:
+            raise ValueError(f"custom metric {report.stage}.{key} was not declared with "
+                             "pytest_rag_register_metrics")
+        if isinstance(value, bool) or (value is not None and not isinstance(value, (int, float))):
+            raise TypeError(f"custom metric {report.stage}.{key} must be a number or None, "
+                            f"got {value!r}")
+        extra.append(spec)
+    merged = {**report.values, **{k: None if v is None else float(v) for k, v in values.items()}}
+    return dataclasses.replace(report, values=merged, extra_specs=tuple(extra))

@@ -1,0 +1,195 @@
+"""The plugin's command-line and ini options, parsed once into :class:`RagOptions`."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .registry import MetricSpec
+from .thresholds import Threshold, Tolerances, parse_threshold
+
+__all__ = ["RagOptions", "add_options"]
+
+DEFAULT_BASELINE = "rag-baseline.json"
+_FROM_INI = "\0ini"
+SCORECARD_MODES = ("off", "summary", "full")
+
+
+def _non_negative(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text!r}")
+    return value
+
+
+def add_options(parser: pytest.Parser) -> None:
+    group = parser.getgroup("rag", "RAG regression metrics (pytest-rag)")
+    group.addoption("--rag-dataset", dest="rag_dataset_path", metavar="PATH", default=None,
+                    help="gold dataset file for the rag_dataset fixture (overrides ini rag_dataset)")
+    group.addoption("--rag-baseline", dest="rag_baseline", nargs="?", const=_FROM_INI,
+                    default=None, metavar="PATH",
+                    help="compare every recorded metric with the baseline file (default: ini "
+                         f"rag_baseline, else {DEFAULT_BASELINE} at the rootdir); a regression "
+                         "beyond the tolerance fails the test that recorded it")
+    group.addoption("--rag-update-baseline", dest="rag_update_baseline", action="store_true",
+                    help="write the recorded metrics of the tests that ran to the baseline file "
+                         "(entries of other tests are kept)")
+    group.addoption("--rag-prune-baseline", dest="rag_prune_baseline", action="store_true",
+                    help="on a full run, remove baseline entries of tests that no longer exist")
+    group.addoption("--rag-strict", dest="rag_strict", action="store_true",
+                    help="with --rag-baseline, fail a test whose stage has no baseline entry")
+    group.addoption("--rag-tolerance", dest="rag_tolerance_cli", type=_non_negative,
+                    default=None, metavar="AMOUNT",
+                    help="absolute tolerance for ratio metrics (overrides ini rag_tolerance, "
+                         "default 0.01)")
+    group.addoption("--rag-threshold", dest="rag_thresholds_cli", action="append", default=[],
+                    metavar="EXPR",
+                    help="a threshold for every recorded report of a stage, e.g. "
+                         "'retrieval.recall_at_k>=0.8' (repeatable)")
+    group.addoption("--rag-scorecard", dest="rag_scorecard", choices=SCORECARD_MODES,
+                    default=None, help="scorecard in the terminal summary: off, summary "
+                                       "(checked metrics; the default) or full (every metric)")
+    group.addoption("--rag-report", dest="rag_report", metavar="PATH", default=None,
+                    help="write the scorecard as JSON")
+    group.addoption("--rag-report-md", dest="rag_report_md", metavar="PATH", default=None,
+                    help="write the scorecard as Markdown (e.g. $GITHUB_STEP_SUMMARY)")
+
+    parser.addini("rag_dataset", "gold dataset file for the rag_dataset fixture "
+                  "(relative to the ini file)", default="")
+    parser.addini("rag_baseline", f"baseline file (default {DEFAULT_BASELINE} at the rootdir)",
+                  default="")
+    parser.addini("rag_thresholds", "thresholds, one per line: stage.metric OP number",
+                  type="linelist", default=[])
+    parser.addini("rag_tolerance", "absolute tolerance for ratio metrics", default="0.01")
+    parser.addini("rag_relative_tolerance", "relative tolerance for latency, cost and tokens",
+                  default="0.10")
+    parser.addini("rag_tolerances", "per-metric tolerances, one per line: "
+                  "stage.metric AMOUNT or stage.metric PERCENT%", type="linelist", default=[])
+    parser.addini("rag_scorecard", "scorecard: off, summary or full", default="summary")
+    parser.addini("rag_allow_outside_paths", "allow dataset 'path:' documents outside the "
+                  "dataset's folder", type="bool", default=False)
+    parser.addini("rag_k", "top K for retrieval, reranking and embedding", default="")
+    parser.addini("rag_size_limits", "min and max chunk tokens, e.g. '50 400'", default="")
+    parser.addini("rag_boundary_tolerance", "characters for boundary F1", default="")
+    parser.addini("rag_required_metadata", "metadata keys every chunk must carry",
+                  type="args", default=[])
+    parser.addini("rag_max_context_tokens", "token budget of the packed context", default="")
+    parser.addini("rag_abstain_phrases", "phrases that mean the answer abstains, one per line",
+                  type="linelist", default=[])
+
+
+def _ini_int(config: pytest.Config, name: str, minimum: int) -> int | None:
+    text = str(config.getini(name)).strip()
+    if not text:
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise pytest.UsageError(f"ini {name}: expected a whole number, got {text!r}") from None
+    if value < minimum:
+        raise pytest.UsageError(f"ini {name}: must be >= {minimum}, got {value}")
+    return value
+
+
+def _ini_float(config: pytest.Config, name: str) -> float:
+    text = str(config.getini(name)).strip()
+    try:
+        return _non_negative(text)
+    except argparse.ArgumentTypeError as error:
+        raise pytest.UsageError(f"ini {name}: {error}") from None
+
+
+def _ini_dir(config: pytest.Config) -> Path:
+    return config.inipath.parent if config.inipath is not None else config.rootpath
+
+
+@dataclass(frozen=True)
+class RagOptions:
+    """Every option of the plugin, validated."""
+
+    dataset_path: Path | None
+    baseline_path: Path
+    compare: bool
+    update: bool
+    prune: bool
+    strict: bool
+    tolerances: Tolerances
+    cli_thresholds: tuple[Threshold, ...]
+    ini_thresholds: tuple[Threshold, ...]
+    scorecard: str
+    report_json: Path | None
+    report_md: Path | None
+    allow_outside_paths: bool
+    stage_settings: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_config(cls, config: pytest.Config, specs: Mapping[str, MetricSpec]) -> RagOptions:
+        """Read and check the options; a bad value is a usage error (exit status 4)."""
+        option = config.option
+        ini_dir = _ini_dir(config)
+        invocation = config.invocation_params.dir
+        dataset: Path | None = None
+        if option.rag_dataset_path:
+            dataset = invocation / option.rag_dataset_path
+        elif str(config.getini("rag_dataset")).strip():
+            dataset = ini_dir / str(config.getini("rag_dataset")).strip()
+        if option.rag_baseline not in (None, _FROM_INI):
+            baseline = invocation / option.rag_baseline
+        elif str(config.getini("rag_baseline")).strip():
+            baseline = ini_dir / str(config.getini("rag_baseline")).strip()
+        else:
+            baseline = config.rootpath / DEFAULT_BASELINE
+        absolute = (option.rag_tolerance_cli if option.rag_tolerance_cli is not None
+                    else _ini_float(config, "rag_tolerance"))
+        try:
+            tolerances = Tolerances.parse(absolute, _ini_float(config, "rag_relative_tolerance"),
+                                          config.getini("rag_tolerances"), specs)
+            cli = tuple(parse_threshold(text, "cli", specs) for text in option.rag_thresholds_cli)
+            ini = tuple(parse_threshold(text, "ini", specs)
+                        for text in config.getini("rag_thresholds") if text.strip())
+        except ValueError as error:
+            raise pytest.UsageError(f"pytest-rag: {error}") from None
+        scorecard = option.rag_scorecard or str(config.getini("rag_scorecard")).strip() or "summary"
+        if scorecard not in SCORECARD_MODES:
+            raise pytest.UsageError(f"ini rag_scorecard: expected one of "
+                                    f"{', '.join(SCORECARD_MODES)}, got {scorecard!r}")
+        size_limits = None
+        size_text = str(config.getini("rag_size_limits")).split()
+        if size_text:
+            try:
+                low, high = (int(part) for part in size_text)
+            except ValueError:
+                raise pytest.UsageError("ini rag_size_limits: expected two whole numbers "
+                                        f"'MIN MAX', got {' '.join(size_text)!r}") from None
+            size_limits = (low, high)
+        phrases = [line for line in config.getini("rag_abstain_phrases") if line.strip()]
+        stage_settings = {
+            "k": _ini_int(config, "rag_k", 1),
+            "size_limits": size_limits,
+            "boundary_tolerance": _ini_int(config, "rag_boundary_tolerance", 0),
+            "required_metadata": list(config.getini("rag_required_metadata")) or None,
+            "max_context_tokens": _ini_int(config, "rag_max_context_tokens", 0),
+            "abstain_phrases": phrases or None,
+        }
+
+        def path_of(value: str | None) -> Path | None:
+            return None if not value else invocation / value
+
+        return cls(
+            dataset_path=dataset, baseline_path=baseline,
+            compare=option.rag_baseline is not None, update=option.rag_update_baseline,
+            prune=option.rag_prune_baseline, strict=option.rag_strict, tolerances=tolerances,
+            cli_thresholds=cli, ini_thresholds=ini, scorecard=scorecard,
+            report_json=path_of(option.rag_report), report_md=path_of(option.rag_report_md),
+            allow_outside_paths=bool(config.getini("rag_allow_outside_paths")),
+            stage_settings={k: v for k, v in stage_settings.items() if v is not None},
+        )

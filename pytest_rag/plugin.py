@@ -1,0 +1,149 @@
+"""The pytest plugin (entry point ``rag``; disable it with ``-p no:rag``).
+
+It adds the ``rag_dataset`` and ``rag`` fixtures, the ``rag_dataset`` and
+``rag_threshold`` markers, the ``--rag-*`` options and ``rag_*`` ini options,
+explanations for failed metric assertions, baselines and the scorecard.
+Nothing here imports numpy: a run that does not use the fixtures pays only
+for option parsing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from .assertions import Comparison, MetricValue
+from .options import RagOptions, add_options
+from .registry import REGISTRY, MetricSpec
+from .session import RagSession
+
+if TYPE_CHECKING:
+    from .data import Dataset
+    from .fixture import Rag
+    from .report import Report
+
+session_key = pytest.StashKey[RagSession]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    add_options(parser)
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    from . import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+def _specs(config: pytest.Config) -> dict[str, MetricSpec]:
+    specs = dict(REGISTRY)
+    for declared in config.hook.pytest_rag_register_metrics(config=config):
+        for spec in declared or ():
+            if not isinstance(spec, MetricSpec):
+                raise pytest.UsageError(f"pytest_rag_register_metrics must return MetricSpec "
+                                        f"objects, got {spec!r}")
+            if spec.name in specs:
+                raise pytest.UsageError(f"pytest-rag: custom metric {spec.name} is already "
+                                        "defined")
+            specs[spec.name] = spec
+    return specs
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "rag_dataset(path): the gold dataset for this test's rag_dataset and rag "
+                   "fixtures (relative to the test file)")
+    config.addinivalue_line(
+        "markers", "rag_threshold(*exprs): thresholds like 'retrieval.recall_at_k >= 0.8' for "
+                   "every report of that stage this test records")
+    specs = _specs(config)
+    options = RagOptions.from_config(config, specs)
+    session = RagSession(config, options, specs)
+    config.stash[session_key] = session
+    config.pluginmanager.register(session, "rag-session")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    session = config.stash.get(session_key, None)
+    if session is not None:
+        config.pluginmanager.unregister(session)
+        del config.stash[session_key]
+
+
+def _dataset_path(request: pytest.FixtureRequest, session: RagSession) -> Path | None:
+    marker = request.node.get_closest_marker("rag_dataset")
+    if marker is not None:
+        if len(marker.args) != 1 or not isinstance(marker.args[0], (str, Path)):
+            pytest.fail("@pytest.mark.rag_dataset takes one path, e.g. "
+                        "@pytest.mark.rag_dataset('gold.yaml')", pytrace=False)
+        return Path(request.node.path).parent / marker.args[0]
+    return session.options.dataset_path
+
+
+_NO_DATASET = ("pytest-rag: no dataset configured: set the ini option rag_dataset, pass "
+               "--rag-dataset PATH, or mark the test with @pytest.mark.rag_dataset('gold.yaml')")
+
+
+@pytest.fixture
+def rag_dataset(request: pytest.FixtureRequest) -> Dataset:
+    """The gold dataset (with its run, if any), loaded once per session per path.
+
+    Named by ``@pytest.mark.rag_dataset(path)`` on the test, class or module,
+    else by ``--rag-dataset``, else by the ini option ``rag_dataset``.
+    """
+    session = request.config.stash[session_key]
+    path = _dataset_path(request, session)
+    if path is None:
+        pytest.fail(_NO_DATASET, pytrace=False)
+    return session.dataset_at(path)
+
+
+@pytest.fixture
+def rag(request: pytest.FixtureRequest) -> Rag:
+    """Evaluate pipeline stages and record them for the scorecard and the baseline.
+
+    ``rag.retrieval(retrieved_ids=..., k=5)`` returns the stage's ``Report``;
+    there is one method per stage and ``rag.evaluate()`` for all of them.
+    """
+    from .fixture import Rag, with_extra_metrics
+
+    session = request.config.stash[session_key]
+    item = request.node
+    path = _dataset_path(request, session)
+    loaded: dict[str, Dataset | None] = {}
+
+    def dataset() -> Dataset | None:
+        if "value" not in loaded:
+            loaded["value"] = None if path is None else session.dataset_at(path)
+        return loaded["value"]
+
+    def compute_extra(stage: str, report: Report, data: Callable[[], Dataset]) -> Report:
+        hook = request.config.hook.pytest_rag_compute_metrics
+        if not hook.get_hookimpls():
+            return report
+        values: dict[str, float | None] = {}
+        for result in hook(stage=stage, report=report, dataset=data()):
+            values.update(result or {})
+        if not values:
+            return report
+        try:
+            return with_extra_metrics(report, values, session.specs)
+        except (TypeError, ValueError) as error:
+            pytest.fail(f"pytest-rag: {error}", pytrace=False)
+
+    return Rag(session.item_state(item), dataset, session.options.stage_settings,
+               session.specs, compute_extra)
+
+
+def pytest_assertrepr_compare(config: pytest.Config, op: str, left: object,
+                              right: object) -> list[str] | None:
+    """Explain ``assert report.recall_at_k >= 0.8`` like ``assert_metric`` does."""
+    if not isinstance(left, MetricValue) or isinstance(right, MetricValue) and op not in (
+            "<", "<=", ">", ">=", "==", "!="):
+        return None
+    comparison = Comparison(left, op, right)
+    return [f"{left!r} {op} {right!r}", "", *comparison.explain().split("; ")]
+

@@ -1,0 +1,76 @@
+"""What a test recorded: one stage report in plain JSON types.
+
+A :class:`StageRecord` crosses process boundaries (pytest-xdist workers send
+them to the controller inside their test reports), goes into the baseline
+file and into the JSON report, so it holds only JSON-compatible values.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .report import Report
+
+__all__ = ["CheckRecord", "StageRecord"]
+
+
+@dataclass(frozen=True)
+class CheckRecord:
+    """A threshold checked on a metric (``op`` ``value``) and where it came from."""
+
+    stage: str
+    key: str
+    op: str
+    value: float
+    source: str
+    passed: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {"stage": self.stage, "key": self.key, "op": self.op, "value": self.value,
+                "source": self.source, "passed": self.passed}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CheckRecord:
+        return cls(data["stage"], data["key"], data["op"], float(data["value"]),
+                   data["source"], bool(data["passed"]))
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return [_plain(item) for item in value]
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
+
+
+@dataclass(frozen=True)
+class StageRecord:
+    """One stage evaluated by one test (``nodeid``)."""
+
+    nodeid: str
+    stage: str
+    values: Mapping[str, float | None]
+    per_query: Mapping[str, Mapping[str, float | None]] = field(default_factory=dict)
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    missing: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_report(cls, nodeid: str, report: Report) -> StageRecord:
+        return cls(nodeid, report.stage, dict(report.values),
+                   {key: dict(values) for key, values in report.per_query.items()},
+                   {key: _plain(value) for key, value in report.settings.items()},
+                   dict(report.missing))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"nodeid": self.nodeid, "stage": self.stage, "values": dict(self.values),
+                "per_query": {k: dict(v) for k, v in self.per_query.items()},
+                "settings": dict(self.settings), "missing": dict(self.missing)}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> StageRecord:
+        return cls(data["nodeid"], data["stage"], dict(data["values"]),
+                   {k: dict(v) for k, v in data.get("per_query", {}).items()},
+                   dict(data.get("settings", {})), dict(data.get("missing", {})))

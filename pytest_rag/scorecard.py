@@ -1,0 +1,210 @@
+"""The RAG scorecard: every recorded test and stage with thresholds and baseline diffs.
+
+Building and rendering are pure: :class:`Scorecard` turns into terminal lines
+(tabulate, readable at 80 columns), Markdown (for a CI step summary) and JSON
+(``--rag-report``); the plugin only writes them out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .baseline import MetricDiff
+from .records import CheckRecord, StageRecord
+from .registry import MetricSpec
+
+__all__ = ["ScoreEntry", "ScoreRow", "Scorecard", "build_scorecard"]
+
+REPORT_FORMAT = "pytest-rag-report"
+REPORT_VERSION = 1
+
+_FAILING = ("FAIL", "REGRESSED", "LOST")
+
+
+def _num(value: float | None) -> str:
+    if value is None:
+        return "-"
+    if abs(value) >= 1000:
+        return f"{value:.1f}"
+    return f"{value:.3f}"
+
+
+def _short(value: Any, limit: int = 24) -> str:
+    text = str(value)
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def _delta(value: float | None) -> str:
+    return "" if value is None else f"{value:+.3f}" if abs(value) < 1000 else f"{value:+.1f}"
+
+
+@dataclass(frozen=True)
+class ScoreRow:
+    """One metric of one recorded stage."""
+
+    key: str
+    value: float | None
+    threshold: str | None
+    baseline: float | None
+    delta: float | None
+    status: str
+    direction: str
+    reason: str = ""
+
+    @property
+    def failed(self) -> bool:
+        return self.status in _FAILING
+
+    @property
+    def interesting(self) -> bool:
+        """Shown in the summary scorecard: checked by a threshold, or changed."""
+        return self.threshold is not None or self.status not in ("ok", "not measured")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"value": self.value, "threshold": self.threshold, "baseline": self.baseline,
+                "delta": self.delta, "status": self.status, "direction": self.direction,
+                **({"not_measured": self.reason} if self.value is None and self.reason else {})}
+
+
+@dataclass(frozen=True)
+class ScoreEntry:
+    """One stage recorded by one test, with its rows."""
+
+    nodeid: str
+    stage: str
+    settings: Mapping[str, Any]
+    rows: tuple[ScoreRow, ...]
+    per_query: Mapping[str, Mapping[str, float | None]] = field(default_factory=dict)
+    outcome: str = "passed"
+    worse_queries: Mapping[str, Sequence[tuple[str, float | None, float | None]]] = field(
+        default_factory=dict)
+
+    @property
+    def failed(self) -> bool:
+        return any(row.failed for row in self.rows)
+
+
+def _row(record: StageRecord, key: str, spec: MetricSpec | None,
+         checks: Sequence[CheckRecord], diff: MetricDiff | None) -> ScoreRow:
+    value = record.values.get(key)
+    mine = [check for check in checks if check.key == key]
+    threshold = ", ".join(f"{c.op} {c.value:g}" for c in mine) or None
+    status = "not measured" if value is None else "ok"
+    if diff is not None:
+        status = {"regressed": "REGRESSED", "lost": "LOST", "improved": "improved",
+                  "new": "new"}.get(diff.status, status)
+    if any(not check.passed for check in mine):
+        status = "FAIL"
+    return ScoreRow(key, value, threshold, diff.baseline if diff else None,
+                    diff.delta if diff else None, status,
+                    spec.direction.value if spec else "info", record.missing.get(key, ""))
+
+
+def build_scorecard(records: Iterable[StageRecord], checks: Iterable[CheckRecord] | Mapping[
+        tuple[str, str], Sequence[CheckRecord]], diffs: Mapping[tuple[str, str], Sequence[MetricDiff]],
+        specs: Mapping[str, MetricSpec], outcomes: Mapping[str, str] | None = None) -> Scorecard:
+    """Assemble the scorecard; ``checks`` and ``diffs`` are keyed by ``(nodeid, stage)``."""
+    check_map: Mapping[tuple[str, str], Sequence[CheckRecord]] = (
+        checks if isinstance(checks, Mapping) else {})
+    entries = []
+    for record in sorted(records, key=lambda r: (r.nodeid, r.stage)):
+        ident = (record.nodeid, record.stage)
+        by_key = {diff.key: diff for diff in diffs.get(ident, ())}
+        rows = tuple(_row(record, key, specs.get(f"{record.stage}.{key}"),
+                          check_map.get(ident, ()), by_key.get(key))
+                     for key in record.values)
+        worse = {key: diff.worse_queries for key, diff in by_key.items() if diff.worse_queries}
+        entries.append(ScoreEntry(record.nodeid, record.stage, dict(record.settings), rows,
+                                  dict(record.per_query),
+                                  (outcomes or {}).get(record.nodeid, "passed"), worse))
+    return Scorecard(tuple(entries))
+
+
+@dataclass(frozen=True)
+class Scorecard:
+    """Every recorded stage of the session, sorted by node id and stage."""
+
+    entries: tuple[ScoreEntry, ...] = ()
+
+    def counts(self) -> dict[str, int]:
+        """How many rows have each status, plus ``stages``."""
+        counts: dict[str, int] = {"stages": len(self.entries)}
+        for entry in self.entries:
+            for row in entry.rows:
+                counts[row.status] = counts.get(row.status, 0) + 1
+        return counts
+
+    def summary_line(self) -> str:
+        counts = self.counts()
+        parts = [f"{counts['stages']} stage report{'s' if counts['stages'] != 1 else ''}"]
+        for status, word in (("FAIL", "below threshold"), ("REGRESSED", "regressed"),
+                             ("LOST", "no longer measured"), ("improved", "improved"),
+                             ("new", "new")):
+            if counts.get(status):
+                parts.append(f"{counts[status]} {word}")
+        return ", ".join(parts)
+
+    # -- terminal ---------------------------------------------------------------
+    def lines(self, *, full: bool = False, width: int = 80) -> list[str]:
+        """The terminal scorecard; ``full`` lists every metric, else the checked or changed ones."""
+        from tabulate import tabulate
+
+        out: list[str] = []
+        for entry in self.entries:
+            settings = ", ".join(f"{k}={_short(v)}" for k, v in entry.settings.items()
+                                 if v is not None)
+            header = f"{entry.nodeid} [{entry.stage}]" + (f" ({settings})" if settings else "")
+            out.append(header if len(header) <= width else header[:width - 1] + "…")
+            rows = [row for row in entry.rows if full or row.interesting]
+            hidden = len(entry.rows) - len(rows)
+            if rows:
+                table = [(row.key, _num(row.value), row.threshold or "",
+                          _num(row.baseline) if row.baseline is not None else "",
+                          _delta(row.delta), row.status) for row in rows]
+                text = tabulate(table, headers=("metric", "value", "threshold", "baseline",
+                                                "delta", "status"),
+                                tablefmt="simple", disable_numparse=True)
+                out.extend("  " + line for line in text.splitlines())
+            if hidden:
+                baselined = any(row.baseline is not None for row in entry.rows)
+                what = "unchanged against the baseline" if baselined else "measured, not checked"
+                out.append(f"  {hidden} {'more ' if rows else ''}metric{'s' if hidden != 1 else ''} "
+                           f"{what} (-v lists them)")
+        if self.entries:
+            out.append(self.summary_line())
+        return out
+
+    # -- markdown ---------------------------------------------------------------
+    def markdown(self) -> str:
+        """The scorecard as GitHub Markdown, e.g. for ``$GITHUB_STEP_SUMMARY``."""
+        from tabulate import tabulate
+
+        parts = ["## RAG scorecard", "", self.summary_line() if self.entries else
+                 "No stage was evaluated.", ""]
+        for entry in self.entries:
+            parts.append(f"### `{entry.nodeid}` — {entry.stage}")
+            parts.append("")
+            table = [(f"`{row.key}`", _num(row.value), row.threshold or "",
+                      _num(row.baseline) if row.baseline is not None else "", _delta(row.delta),
+                      f"**{row.status}**" if row.failed else row.status)
+                     for row in entry.rows]
+            parts.append(tabulate(table, headers=("metric", "value", "threshold", "baseline",
+                                                  "delta", "status"),
+                                  tablefmt="github", disable_numparse=True))
+            parts.append("")
+        return "\n".join(parts)
+
+    # -- json ---------------------------------------------------------------------
+    def to_json(self) -> dict[str, Any]:
+        tests: dict[str, dict[str, Any]] = {}
+        for entry in self.entries:
+            tests.setdefault(entry.nodeid, {})[entry.stage] = {
+                "outcome": entry.outcome,
+                "settings": dict(entry.settings),
+                "metrics": {row.key: row.to_json() for row in entry.rows},
+                "per_query": {k: dict(v) for k, v in entry.per_query.items()},
+            }
+        return {"format": REPORT_FORMAT, "version": REPORT_VERSION,
+                "summary": self.counts(), "tests": tests}

@@ -1,0 +1,408 @@
+"""The plugin's per-run state and hooks: checks after each test, the baseline, the scorecard.
+
+One :class:`RagSession` is registered per pytest run (in ``config.stash``).
+After a test's call phase it applies declared thresholds and the baseline to
+what the test recorded, fails the test on a regression, attaches junit-xml
+properties, and ships the records inside the test report, so that pytest-xdist
+workers deliver them to the controller.  The controller alone writes the
+baseline and the reports, after every worker is merged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .assertions import Comparison, MetricValue, reset_context, use_context
+from .baseline import Baseline, BaselineError, MetricDiff, compare_record
+from .data import Dataset
+from .errors import DatasetError
+from .fixture import ItemState
+from .options import RagOptions
+from .records import CheckRecord, StageRecord
+from .registry import MetricSpec
+from .scorecard import Scorecard, build_scorecard
+from .thresholds import Threshold, parse_threshold
+
+__all__ = ["RagSession", "item_state_key"]
+
+item_state_key = pytest.StashKey[ItemState]()
+PAYLOAD = "rag_payload"
+
+
+def _fmt(value: float | None) -> str:
+    if value is None:
+        return "not measured"
+    return f"{value:.3f}" if abs(value) < 1000 else f"{value:.1f}"
+
+
+def _is_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+def _check_record(comparison: Comparison) -> CheckRecord | None:
+    if comparison.every:
+        return None
+    try:
+        metric = comparison.resolved()
+    except (LookupError, RuntimeError):
+        return None
+    threshold = comparison.threshold
+    if isinstance(threshold, MetricValue):
+        threshold = threshold.value
+    elif hasattr(threshold, "expected"):
+        threshold = getattr(threshold, "expected")
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
+        return None
+    return CheckRecord(metric.stage, metric.key, comparison.op, float(threshold), "test",
+                       comparison.passed)
+
+
+class RagSession:
+    """Per-run state of the plugin (registered as a pytest plugin object)."""
+
+    def __init__(self, config: pytest.Config, options: RagOptions,
+                 specs: Mapping[str, MetricSpec]) -> None:
+        self.config = config
+        self.options = options
+        self.specs = specs
+        self.datasets: dict[Path, Dataset] = {}
+        self.baseline: Baseline | None = None
+        if options.compare or options.update or options.prune:
+            self.baseline = self._load_baseline(required=options.compare)
+        # Controller side: what the tests recorded.
+        self.records: list[StageRecord] = []
+        self.checks: dict[tuple[str, str], list[CheckRecord]] = {}
+        self.diffs: dict[tuple[str, str], list[MetricDiff]] = {}
+        self.outcomes: dict[str, str] = {}
+        self.collected: set[str] = set()
+        self.partial = bool(config.option.keyword or config.option.markexpr)
+        self.collection_errors = False
+        self.notes: list[str] = []
+        self.scorecard: Scorecard | None = None
+
+    # -- data -------------------------------------------------------------------
+    def _load_baseline(self, *, required: bool) -> Baseline:
+        path = self.options.baseline_path
+        if not path.exists() and not required:
+            return Baseline()
+        try:
+            return Baseline.load(path)
+        except BaselineError as error:
+            raise pytest.UsageError(f"pytest-rag: {error}") from None
+
+    def dataset_at(self, path: Path) -> Dataset:
+        """Load a dataset once per session per path; errors fail the asking test."""
+        __tracebackhide__ = True
+        from .loading import load_dataset
+
+        key = path.resolve()
+        if key not in self.datasets:
+            try:
+                self.datasets[key] = load_dataset(
+                    path, allow_outside_paths=self.options.allow_outside_paths)
+            except DatasetError as error:
+                pytest.fail(f"pytest-rag: {error}", pytrace=False)
+        return self.datasets[key]
+
+    # -- per test -----------------------------------------------------------------
+    def item_state(self, item: pytest.Item) -> ItemState:
+        state = item.stash.get(item_state_key, None)
+        if state is None:
+            state = ItemState(item.nodeid)
+            if self.baseline is not None and self.options.compare:
+                baseline = self.baseline
+                state.baseline_value = lambda stage, key: baseline.value(item.nodeid, stage, key)
+            item.stash[item_state_key] = state
+        return state
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
+        token = use_context(self.item_state(item))
+        try:
+            return (yield)
+        finally:
+            reset_context(token)
+
+    def _declared(self, item: pytest.Item) -> list[Threshold]:
+        declared: list[Threshold] = []
+        for mark in item.iter_markers("rag_threshold"):
+            for text in mark.args:
+                if not isinstance(text, str):
+                    raise ValueError(f"@pytest.mark.rag_threshold takes strings like "
+                                     f"'retrieval.recall_at_k >= 0.8', got {text!r}")
+                declared.append(parse_threshold(text, "marker", self.specs))
+        return declared + list(self.options.cli_thresholds) + list(self.options.ini_thresholds)
+
+    def _finish_item(self, item: pytest.Item, state: ItemState) -> tuple[list[str], dict[str, Any]]:
+        """Checks, diffs and properties of one test: ``(failure lines, payload)``."""
+        latest = state.latest()
+        records = [StageRecord.from_report(item.nodeid, report) for report in latest.values()]
+        test_checks = [c for c in (_check_record(c) for c in state.checks) if c is not None]
+        checked = {(c.stage, c.key) for c in test_checks}
+        failures: list[str] = []
+        try:
+            declared = self._declared(item)
+        except ValueError as error:
+            failures.append(f"pytest-rag: {error}")
+            declared = []
+        chosen: dict[tuple[str, str], Threshold] = {}
+        for threshold in declared:  # strongest source first
+            ident = (threshold.stage, threshold.key)
+            if ident not in checked and ident not in chosen:
+                chosen[ident] = threshold
+        checks = {(r.stage): [c for c in test_checks if c.stage == r.stage] for r in records}
+        diffs: dict[str, list[MetricDiff]] = {}
+        for record in records:
+            for (stage, key), threshold in chosen.items():
+                if stage != record.stage or key not in record.values:
+                    continue
+                value = record.values[key]
+                passed = threshold.holds(value)
+                checks[stage].append(CheckRecord(stage, key, threshold.op, threshold.value,
+                                                 threshold.source, passed))
+                if not passed:
+                    why = (f", not measured: {record.missing.get(key, '')}" if value is None
+                           else "")
+                    failures.append(f"{stage}.{key} = {_fmt(value)}, expected {threshold} "
+                                    f"({threshold.source} threshold){why}")
+            if self.baseline is not None and self.options.compare:
+                diffs[record.stage] = compare_record(record, self.baseline, self.specs,
+                                                     self.options.tolerances)
+                failures.extend(self._regression_lines(record, diffs[record.stage]))
+                if (self.options.strict and not self.options.update
+                        and self.baseline.entry(item.nodeid, record.stage) is None):
+                    failures.append(f"{record.stage}: no baseline entry for this test in "
+                                    f"{self.options.baseline_path.name} (--rag-strict); "
+                                    "record one with --rag-update-baseline")
+        for record in records:
+            by_key = {d.key: d for d in diffs.get(record.stage, [])}
+            for key, value in record.values.items():
+                name = f"rag.{record.stage}.{key}"
+                item.user_properties.append((name, "not measured" if value is None else value))
+                diff = by_key.get(key)
+                if diff is not None and diff.baseline is not None:
+                    item.user_properties.append((f"{name}.baseline", diff.baseline))
+                    if diff.delta is not None:
+                        item.user_properties.append((f"{name}.delta", diff.delta))
+        payload = {
+            "records": [record.to_json() for record in records],
+            "checks": [check.to_json() for stage_checks in checks.values() for check in stage_checks],
+            "diffs": [_diff_json(diff) for stage_diffs in diffs.values() for diff in stage_diffs],
+        }
+        return failures, payload
+
+    def _regression_lines(self, record: StageRecord, diffs: list[MetricDiff]) -> list[str]:
+        if self.options.update:
+            return []
+        bad = [diff for diff in diffs if diff.failed]
+        if not bad:
+            return []
+        from tabulate import tabulate
+
+        rows = [(d.key, _fmt(d.baseline), _fmt(d.current),
+                 "" if d.delta is None else f"{d.delta:+.3f}", f"{d.allowed:.3f}", d.direction)
+                for d in bad]
+        table = tabulate(rows, headers=("metric", "baseline", "current", "delta", "tolerance",
+                                        "direction"), tablefmt="simple", disable_numparse=True)
+        first = bad[0]
+        lines = [f"{record.stage}: {len(bad)} metric{'s' if len(bad) != 1 else ''} worse than "
+                 f"the baseline ({self.options.baseline_path.name}), e.g. {first.key} "
+                 f"{_fmt(first.baseline)} -> {_fmt(first.current)}:"]
+        lines.extend("  " + line for line in table.splitlines())
+        for diff in bad:
+            if diff.status == "lost":
+                lines.append(f"  {diff.key} is no longer measured: "
+                             f"{record.missing.get(diff.key, 'not measured')}")
+            if diff.worse_queries:
+                shown = ", ".join(f"{q} {_fmt(a)} -> {_fmt(b)}" for q, a, b in diff.worse_queries[:5])
+                more = (f" (+{len(diff.worse_queries) - 5} more)"
+                        if len(diff.worse_queries) > 5 else "")
+                lines.append(f"  queries worse in {diff.key}: {shown}{more}")
+        return lines
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]
+                                  ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report = yield
+        if call.when != "call":
+            return report
+        state = item.stash.get(item_state_key, None)
+        if state is None or not state.reports:
+            return report
+        failures, payload = self._finish_item(item, state)
+        if failures:
+            message = "\n".join([_headline(failures), *failures])
+            if report.passed:
+                report.outcome = "failed"
+                report.longrepr = message
+            elif report.failed:
+                report.sections.append(("RAG checks", message))
+        report.user_properties = list(item.user_properties)
+        setattr(report, PAYLOAD, payload)
+        return report
+
+    # -- controller -----------------------------------------------------------------
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when == "call":
+            self.outcomes[report.nodeid] = report.outcome
+        payload = getattr(report, PAYLOAD, None)
+        if report.when != "call" or not payload:
+            return
+        for data in payload["records"]:
+            self.records = [r for r in self.records
+                            if (r.nodeid, r.stage) != (data["nodeid"], data["stage"])]
+            self.records.append(StageRecord.from_json(data))
+        for data in payload["checks"]:
+            self.checks.setdefault((report.nodeid, data["stage"]), []).append(
+                CheckRecord.from_json(data))
+        for data in payload["diffs"]:
+            self.diffs.setdefault((report.nodeid, data["stage"]), []).append(_diff_from_json(data))
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.collected.update(item.nodeid for item in session.items)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        self.collected.update(ids)
+
+    def pytest_deselected(self, items: list[pytest.Item]) -> None:
+        if items:
+            self.partial = True
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self.collection_errors = True
+
+    def _in_scope(self, nodeid: str) -> bool:
+        """Whether the run's arguments cover the test ``nodeid``."""
+        args = self.config.args
+        if self.config.args_source != pytest.Config.ArgsSource.ARGS:
+            return True
+        path = (self.config.rootpath / nodeid.split("::", 1)[0]).resolve()
+        for arg in args:
+            if "::" in arg:
+                continue
+            target = (self.config.invocation_params.dir / arg).resolve()
+            if target == path or target in path.parents:
+                return True
+        return False
+
+    def stale_entries(self) -> list[str] | None:
+        """Baseline entries of tests that no longer exist; ``None`` when a run can't tell."""
+        if self.baseline is None or self.partial or self.collection_errors:
+            return None
+        return sorted(nodeid for nodeid in self.baseline.tests
+                      if nodeid not in self.collected and self._in_scope(nodeid))
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if _is_worker(self.config):
+            return
+        self._write_baseline(session)
+        self.scorecard = build_scorecard(self.records, self.checks, self.diffs, self.specs,
+                                         self.outcomes)
+        for path, text in ((self.options.report_json, None), (self.options.report_md, None)):
+            if path is None:
+                continue
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                if path == self.options.report_json:
+                    import json
+
+                    text = json.dumps(self.scorecard.to_json(), indent=2, sort_keys=True,
+                                      allow_nan=False) + "\n"
+                    path.write_text(text, encoding="utf-8")
+                else:
+                    with path.open("a" if path.exists() and path.stat().st_size else "w",
+                                   encoding="utf-8") as stream:
+                        stream.write(self.scorecard.markdown() + "\n")
+                self.notes.append(f"wrote {path}")
+            except OSError as error:
+                self.notes.append(f"could not write {path}: {error.strerror}")
+                session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+        self.config.hook.pytest_rag_scorecard(config=self.config, scorecard=self.scorecard)
+
+    def _write_baseline(self, session: pytest.Session) -> None:
+        options = self.options
+        if self.baseline is None or not (options.update or options.prune):
+            if self.baseline is not None and options.compare:
+                stale = self.stale_entries()
+                if stale:
+                    self.notes.append("baseline entries of tests that no longer exist "
+                                      "(remove with --rag-update-baseline --rag-prune-baseline "
+                                      "on a full run): " + ", ".join(stale))
+            return
+        if self.collection_errors or session.exitstatus in (
+                pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR,
+                pytest.ExitCode.USAGE_ERROR):
+            self.notes.append(f"baseline {options.baseline_path} not written: the run was "
+                              "interrupted or had collection errors")
+            return
+        updated = self.baseline
+        if options.update:
+            updated = updated.updated(self.records, self.specs, options.tolerances)
+        stale = self.stale_entries()
+        if options.prune:
+            if stale is None:
+                self.notes.append("--rag-prune-baseline ignored: not a full run "
+                                  "(-k, -m, deselected tests or collection errors)")
+            elif stale:
+                updated = updated.without(stale)
+                self.notes.append("pruned baseline entries: " + ", ".join(stale))
+        elif stale:
+            self.notes.append("baseline entries of tests that no longer exist (kept; remove them "
+                              "with --rag-prune-baseline): " + ", ".join(stale))
+        if updated == self.baseline and options.baseline_path.exists():
+            self.notes.append(f"baseline {options.baseline_path} unchanged")
+            return
+        try:
+            updated.save(options.baseline_path)
+        except OSError as error:
+            self.notes.append(f"could not write baseline {options.baseline_path}: "
+                              f"{error.strerror}")
+            session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+            return
+        stages = len(self.records)
+        self.notes.append(f"baseline written to {options.baseline_path} "
+                          f"({stages} stage report{'s' if stages != 1 else ''} updated)")
+
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        if _is_worker(self.config):
+            return
+        scorecard = self.scorecard
+        show = self.options.scorecard != "off" and scorecard is not None and scorecard.entries
+        if show and scorecard is not None:
+            full = self.options.scorecard == "full" or self.config.get_verbosity() > 0
+            terminalreporter.write_sep("=", "RAG scorecard")
+            for line in scorecard.lines(full=full):
+                terminalreporter.write_line(line)
+            improved = scorecard.counts().get("improved", 0)
+            if improved and self.options.compare and not self.options.update:
+                terminalreporter.write_line(
+                    f"{improved} metric{'s' if improved != 1 else ''} improved beyond the "
+                    "tolerance: the baseline can be tightened with --rag-update-baseline")
+        for note in self.notes:
+            terminalreporter.write_line(f"pytest-rag: {note}")
+
+
+def _headline(failures: list[str]) -> str:
+    """The first line of a failure, which ``-ra`` shows: the first problem, and how many."""
+    first = failures[0].rstrip(":")
+    return f"RAG checks failed: {first}" if len(failures) == 1 else \
+        f"RAG checks failed: {first} (and more below)"
+
+
+def _diff_json(diff: MetricDiff) -> dict[str, Any]:
+    return {"stage": diff.stage, "key": diff.key, "current": diff.current,
+            "baseline": diff.baseline, "allowed": diff.allowed, "direction": diff.direction,
+            "status": diff.status, "worse_queries": [list(q) for q in diff.worse_queries]}
+
+
+def _diff_from_json(data: Mapping[str, Any]) -> MetricDiff:
+    return MetricDiff(data["stage"], data["key"], data["current"], data["baseline"],
+                      float(data["allowed"]), data["direction"], data["status"],
+                      tuple((q, a, b) for q, a, b in data["worse_queries"]))
+
