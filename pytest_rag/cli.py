@@ -1,7 +1,7 @@
-"""The command line: ``pytest-rag evaluate|metrics|validate``.
+"""The command line: ``pytest-rag evaluate|metrics|validate|diff``.
 
-Exit status: 0 on success, 2 for bad input or usage (the message on stderr,
-never a traceback).
+Exit status: 0 on success, 1 when ``diff`` finds a regression, 2 for bad input
+or usage (the message on stderr, never a traceback).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from .registry import STAGES
 __all__ = ["main"]
 
 EXIT_OK = 0
+EXIT_REGRESSION = 1
 EXIT_BAD_INPUT = 2
 
 
@@ -28,6 +29,26 @@ def _positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def _alpha(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {text!r}")
+    return value
+
+
+def _non_negative(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text!r}")
     return value
 
 
@@ -58,6 +79,22 @@ def _parser() -> argparse.ArgumentParser:
                          help=f"only this stage: {', '.join(STAGES)}")
     metrics.add_argument("--format", choices=("table", "markdown", "json"), default="table",
                          help="table (default), markdown (the README's table) or json")
+
+    diff = commands.add_parser(
+        "diff", help="compare two baseline or report files (exit 1 on a regression)",
+        description="Compare two pytest-rag baseline files or --rag-report files, metric by "
+                    "metric, with a paired randomization test and a bootstrap interval.")
+    diff.add_argument("old", metavar="OLD", help="the reference baseline or report")
+    diff.add_argument("new", metavar="NEW", help="the baseline or report to judge")
+    diff.add_argument("--significance", type=_alpha, default=None, metavar="ALPHA",
+                      help="a regression fails only when also significant at ALPHA "
+                           "(e.g. 0.05); otherwise it is reported as within noise")
+    diff.add_argument("--tolerance", type=_non_negative, default=0.01, metavar="AMOUNT",
+                      help="absolute tolerance for ratio metrics (default 0.01)")
+    diff.add_argument("--relative-tolerance", type=_non_negative, default=0.10,
+                      metavar="FRACTION",
+                      help="relative tolerance for latency, cost and tokens (default 0.10)")
+    diff.add_argument("--all", action="store_true", help="also list unchanged metrics")
 
     validate = commands.add_parser("validate", help="check a dataset file against the format")
     validate.add_argument("file", metavar="FILE")
@@ -104,6 +141,20 @@ def _metrics(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
+def _diff(args: argparse.Namespace, out: TextIO) -> int:
+    from pathlib import Path
+
+    from .diffing import diff_files, load_scores, render_diff
+    from .thresholds import Tolerances
+
+    old = load_scores(Path(args.old))
+    new = load_scores(Path(args.new))
+    rows = diff_files(old, new, alpha=args.significance,
+                      tolerances=Tolerances(args.tolerance, args.relative_tolerance))
+    out.write(render_diff(rows, show_all=args.all) + "\n")
+    return EXIT_REGRESSION if any(row.failed for row in rows) else EXIT_OK
+
+
 def _validate(args: argparse.Namespace, out: TextIO) -> int:
     from .loading import load_dataset
 
@@ -124,9 +175,15 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
         args = parser.parse_args(argv)
     except SystemExit as exit_:
         return int(exit_.code or 0)
-    handlers = {"evaluate": _evaluate, "metrics": _metrics, "validate": _validate}
+    handlers = {"evaluate": _evaluate, "metrics": _metrics, "validate": _validate,
+                "diff": _diff}
+    from .baseline import BaselineError
+
     try:
         return handlers[args.command](args, stdout)
+    except BaselineError as error:
+        stderr.write(f"pytest-rag: error: {error}\n")
+        return EXIT_BAD_INPUT
     except DatasetError as error:
         stderr.write(f"pytest-rag: error: {error}\n")
         return EXIT_BAD_INPUT
