@@ -424,7 +424,8 @@ def _semantic_metrics(dataset: Dataset, pairs: tuple[_IntArray, _IntArray]
         unit = _unit_rows(np.asarray(vectors.chunk_matrix, dtype=np.float64))
         both = (rows[left] >= 0) & (rows[right] >= 0)
         cos = np.einsum("ij,ij->i", unit[rows[left[both]]], unit[rows[right[both]]])
-        values["semantic_chunk_stickiness"] = _mean(cos)
+        # A dot product of unit rows can pass +-1 by a rounding step: clip to the range.
+        values["semantic_chunk_stickiness"] = _mean(np.clip(cos, -1.0, 1.0))
     if vectors.sentences:
         values.update(_sentence_metrics(vectors.sentences, chunk_ids, left, right))
     return values
@@ -454,13 +455,13 @@ def _sentence_metrics(sentences: Mapping[str, _FloatArray], chunk_ids: list[str 
     squares = np.add.reduceat(np.einsum("ij,ij->i", unit, unit), offsets)
     multi = counts >= 2
     pair_sums = (np.einsum("ij,ij->i", sums[multi], sums[multi]) - squares[multi]) / 2
-    cohesion = pair_sums / (counts[multi] * (counts[multi] - 1) / 2)
+    cohesion = np.clip(pair_sums / (counts[multi] * (counts[multi] - 1) / 2), -1.0, 1.0)
     slot = np.full(len(chunk_ids), -1, dtype=np.int64)
     slot[np.asarray(owners, dtype=np.int64)] = np.arange(len(owners))
     both = (slot[left] >= 0) & (slot[right] >= 0)
     last = unit[offsets[slot[left[both]]] + counts[slot[left[both]]] - 1]
     first = unit[offsets[slot[right[both]]]]
-    clarity = 1.0 - np.einsum("ij,ij->i", last, first)
+    clarity = 1.0 - np.clip(np.einsum("ij,ij->i", last, first), -1.0, 1.0)
     return {"semantic_cohesion": _mean(cohesion), "semantic_boundary_clarity": _mean(clarity)}
 
 

@@ -490,8 +490,11 @@ class EmbeddingEvaluator(StageEvaluator):
         positive_count = np.bincount(pairs, minlength=asked_count).astype(np.float64)
         positive_sum = np.bincount(pairs, weights=cosines, minlength=asked_count)
         negative_count = count - positive_count
-        positive = ratio(positive_sum, positive_count)
-        negative = ratio(query_units @ scan.unit_sum - positive_sum, negative_count)
+        # Means of cosines computed as dot products of unit rows: clip the rounding
+        # step that can carry them past +-1.
+        positive = np.clip(ratio(positive_sum, positive_count), -1.0, 1.0)
+        negative = np.clip(ratio(query_units @ scan.unit_sum - positive_sum, negative_count),
+                           -1.0, 1.0)
         rows = np.asarray([i for i, _, _ in asked], dtype=np.int64)
         builder.set_per_query("positive_similarity", scatter(positive, rows, len(queries)))
         builder.set_per_query("negative_similarity", scatter(negative, rows, len(queries)))
