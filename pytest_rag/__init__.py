@@ -28,6 +28,7 @@ __all__ = [
     "MetricValue",
     "REGISTRY",
     "Report",
+    "Rag",
     "RerankingEvaluator",
     "RetrievalEvaluator",
     "STAGES",
@@ -54,6 +55,7 @@ _LOCATIONS: dict[str, str] = {
     "REGISTRY": "pytest_rag.registry",
     "STAGES": "pytest_rag.registry",
     "Report": "pytest_rag.report",
+    "Rag": "pytest_rag.fixture",
     "EVALUATORS": "pytest_rag.evaluate",
     "evaluate_dataset": "pytest_rag.evaluate",
     "load_dataset": "pytest_rag.loading",
@@ -65,6 +67,7 @@ if TYPE_CHECKING:
     from .data import Dataset
     from .errors import DatasetError
     from .evaluate import EVALUATORS, evaluate_dataset
+    from .fixture import Rag
     from .loading import load_dataset, parse_dataset
     from .registry import REGISTRY, STAGES, Direction, MetricSpec
     from .report import Report

@@ -133,7 +133,10 @@ class Baseline:
                                 "tolerance": amount, "relative": relative}
             tests.setdefault(record.nodeid, {})[record.stage] = {
                 "metrics": metrics,
-                "per_query": {key: dict(values) for key, values in record.per_query.items()},
+                # Not-measured queries are left out: absent reads as None.
+                "per_query": {key: {query: value for query, value in values.items()
+                                    if value is not None}
+                              for key, values in record.per_query.items()},
                 "settings": dict(record.settings),
             }
         return Baseline(tests)
@@ -151,12 +154,24 @@ class Baseline:
         text = json.dumps(self.to_json(), indent=2, sort_keys=True, ensure_ascii=False,
                           allow_nan=False) + "\n"
         path.parent.mkdir(parents=True, exist_ok=True)
+        for leftover in path.parent.glob(f".{path.name}.*.tmp"):
+            try:  # left behind by a writer that was killed mid-write
+                leftover.unlink()
+            except OSError:
+                pass
+        try:
+            mode = path.stat().st_mode & 0o777
+        except OSError:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
         handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp",
                                              dir=path.parent)
         try:
             with os.fdopen(handle, "w", encoding="utf-8") as stream:
                 stream.write(text)
                 stream.flush()
+                os.fchmod(stream.fileno(), mode)
                 os.fsync(stream.fileno())
             os.replace(temporary, path)
         except BaseException:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .assertions import Comparison, MetricValue
+from .assertions import Comparison, MetricRef, MetricValue
 from .errors import DatasetError
 from .registry import STAGES, MetricSpec
 
@@ -43,6 +44,12 @@ class ItemState:
         return self.baseline_value(stage, key) if self.baseline_value is not None else None
 
     def record(self, comparison: Comparison) -> None:
+        # Resolve symbolic names now: the context is gone when the test's report is made.
+        if isinstance(comparison.metric, MetricRef):
+            try:
+                comparison = dataclasses.replace(comparison, metric=comparison.resolved())
+            except LookupError:
+                pass
         self.checks.append(comparison)
 
     def latest(self) -> dict[str, Report]:
@@ -73,6 +80,10 @@ class Rag:
         self._specs = specs
         self._compute_extra = compute_extra
 
+    def __repr__(self) -> str:
+        stages = ", ".join(report.stage for report in self._state.reports) or "nothing yet"
+        return f"<rag fixture of {self._state.nodeid}: recorded {stages}>"
+
     @property
     def dataset(self) -> Dataset | None:
         """The configured dataset, or ``None`` when none is configured."""
@@ -91,12 +102,25 @@ class Rag:
         settings = {**{k: v for k, v in self._settings.items() if k in names},
                     **{k: v for k, v in kwargs.items() if k in names}}
         inputs = {k: v for k, v in kwargs.items() if k not in names}
+        accepted = EVALUATORS[stage].inputs
+        unknown = sorted(set(inputs) - accepted)
+        if unknown:
+            pytest.fail(f"pytest-rag: rag.{stage}() got unexpected argument(s) "
+                        f"{', '.join(map(repr, unknown))}; inputs: {', '.join(sorted(accepted))}; "
+                        f"settings: {', '.join(names) or 'none'}", pytrace=False)
         dataset = self._dataset()
+        message = ""
         try:
             evaluator = make_evaluator(stage, **settings)
-            report = evaluator.evaluate(dataset, **inputs)
-        except DatasetError as error:
-            pytest.fail(f"pytest-rag: {error}", pytrace=False)
+        except ValueError as error:  # a bad setting, e.g. k=0
+            message = f"pytest-rag: rag.{stage}(): {error}"
+        else:
+            try:
+                report = evaluator.evaluate(dataset, **inputs)
+            except DatasetError as error:
+                message = f"pytest-rag: {error}"
+        if message:  # failed outside the except clause: no chained DatasetError in the report
+            pytest.fail(message, pytrace=False)
         report = self._compute_extra(stage, report,
                                      lambda: _resolved_dataset(dataset, inputs, evaluator))
         self._state.reports.append(report)
@@ -160,8 +184,8 @@ class Rag:
             report = self._run(stage, {k: v for k, v in settings.items() if k in names})
             if any(value is not None for value in report.values.values()):
                 measured[stage] = report
-            else:
-                self._state.reports.remove(report)
+            else:  # the report just recorded; not remove(), whose == compares arrays
+                self._state.reports.pop()
         return measured
 
 
@@ -183,6 +207,9 @@ def with_extra_metrics(report: Report, values: Mapping[str, float | None],
         if isinstance(value, bool) or (value is not None and not isinstance(value, (int, float))):
             raise TypeError(f"custom metric {report.stage}.{key} must be a number or None, "
                             f"got {value!r}")
+        if value is not None and not math.isfinite(value):  # the baseline and reports are JSON
+            raise ValueError(f"custom metric {report.stage}.{key} must be a finite number or "
+                             f"None, got {value!r}")
         extra.append(spec)
     merged = {**report.values, **{k: None if v is None else float(v) for k, v in values.items()}}
     return dataclasses.replace(report, values=merged, extra_specs=tuple(extra))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final, TypeVar
 
 from .data import Dataset, Query, RunEntry, Vectors
 from .errors import DatasetError
@@ -19,6 +19,9 @@ from .loading import RUN_KEYS, Parser, _describe, check_vector_dimensions
 __all__ = ["GOLD_QUERY_INPUTS", "RUN_INPUTS", "SECTION_INPUTS", "resolve_inputs"]
 
 SOURCE = "<arguments>"
+
+_STR: Final = frozenset({str})
+_Record = TypeVar("_Record", Query, RunEntry)
 
 #: Per-query gold inputs: keyword -> Query attribute.
 GOLD_QUERY_INPUTS: dict[str, str] = {
@@ -43,10 +46,22 @@ def _query_mapping(parser: Parser, name: str, value: object) -> Mapping[str, Any
     if not isinstance(value, Mapping):
         parser.fail(name, f"expected a mapping of query id to value "
                           f"(like {{'q1': ...}}), got {_describe(value)}")
-    for query_id in value:
-        if not isinstance(query_id, str):
-            parser.fail(name, f"query ids must be strings, got {_describe(query_id)}")
+    if not set(map(type, value)) <= _STR:  # a C-level check first; the loop names the culprit
+        for query_id in value:
+            if not isinstance(query_id, str):
+                parser.fail(name, f"query ids must be strings, got {_describe(query_id)}")
     return value
+
+
+def _replaced(record: _Record, changes: Mapping[str, Any]) -> _Record:
+    """``dataclasses.replace`` of a flat :class:`Query` or :class:`RunEntry`.
+
+    Their instance dictionaries hold exactly their fields, so one constructor
+    call does it without ``replace``'s loop over the fields.
+    """
+    if not changes:
+        return record
+    return type(record)(**{**vars(record), **changes})
 
 
 def _chunk_vectors(parser: Parser, value: object, dataset: Dataset) -> tuple[tuple[str, ...], Any]:
@@ -140,21 +155,27 @@ def resolve_inputs(dataset: Dataset | None, inputs: Mapping[str, Any],
     fixed_queries = bool(queries) or "queries" in given
     per_query = {name: _query_mapping(parser, name, value) for name, value in given.items()
                  if name in GOLD_QUERY_INPUTS or name in RUN_INPUTS}
+    # Queries named only by the inputs are built once, with their gold.
+    new_ids: list[str] = []
     for name, mapping in per_query.items():
         for query_id in mapping:
             if query_id not in known:
                 if fixed_queries:
                     parser.fail(f"{name}[{query_id!r}]", f"query {query_id!r} is not in the dataset")
-                known[query_id] = len(queries)
-                queries.append(Query(query_id))
+                known[query_id] = len(known)
+                new_ids.append(query_id)
+    query_ids = [query.id for query in queries] + new_ids
 
+    # Each query's new gold fields are collected first (checked name by name,
+    # query by query), so that every query is built once.
+    gold_changes: list[dict[str, Any]] = [{} for _ in query_ids]
     for name, attribute in GOLD_QUERY_INPUTS.items():
         if name not in given:
             continue
         mapping = per_query.get(name, {})
-        for i, query in enumerate(queries):
-            raw = mapping.get(query.id)
-            place = f"{name}[{query.id!r}]"
+        for changes, query_id in zip(gold_changes, query_ids):
+            raw = mapping.get(query_id)
+            place = f"{name}[{query_id!r}]"
             if raw is None:
                 value: Any = None if attribute in ("relevant", "answerable") else ()
             elif name == "relevant":
@@ -167,22 +188,25 @@ def resolve_inputs(dataset: Dataset | None, inputs: Mapping[str, Any],
                 value = parser.boolean(raw, place)
             else:
                 value = parser.strings(raw, place)
-            queries[i] = dataclasses.replace(query, **{attribute: value})
+            changes[attribute] = value
+    old_count = len(queries)
+    queries = ([_replaced(query, changes) for query, changes in zip(queries, gold_changes)]
+               + [Query(query_id, **changes)
+                  for query_id, changes in zip(new_ids, gold_changes[old_count:])])
 
     run = dict(base.run)
-    run_names = [name for name in RUN_INPUTS if name in given]
-    if run_names:
-        for query in queries:
-            fields: dict[str, Any] = {}
-            for name in run_names:
-                raw = per_query.get(name, {}).get(query.id)
-                fields[name] = parser.run_field(name, raw, f"{name}[{query.id!r}]")
-            entry = run.get(query.id)
-            if entry is None:
-                if all(value is None for value in fields.values()):
-                    continue
-                entry = RunEntry()
-            run[query.id] = dataclasses.replace(entry, **fields)
+    run_maps = [(name, per_query.get(name, {})) for name in RUN_INPUTS if name in given]
+    for query_id in query_ids if run_maps else ():
+        fields: dict[str, Any] = {}
+        for name, mapping in run_maps:
+            raw = mapping.get(query_id)
+            if raw is not None:
+                fields[name] = parser.run_field(name, raw, f"{name}[{query_id!r}]")
+        entry = run.get(query_id)
+        if entry is not None:  # every given input replaces the entry's field
+            run[query_id] = _replaced(entry, {name: fields.get(name) for name, _ in run_maps})
+        elif fields:
+            run[query_id] = RunEntry(**fields)
     if "query_vector" in given or "chunk_vectors" not in given:
         check_vector_dimensions(parser, vectors, run,
                                 lambda query_id: f"query_vector[{query_id!r}]")

@@ -16,12 +16,13 @@ import difflib
 import json
 import math
 import numbers
+import operator
 import os
 import reprlib
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, Final, NoReturn
 
 from .data import (
     Chunk, Claim, Dataset, Document, EvidenceSpan, Params, Query, RunEntry, Vectors,
@@ -55,6 +56,17 @@ CLAIM_KEYS = ("claim", "supported")
 
 #: Files larger than this are refused rather than read into memory.
 MAX_FILE_BYTES = 512 * 1024 * 1024
+
+
+_STR: Final = frozenset({str})
+_INT: Final = frozenset({int})
+_PLAIN_CHUNK_KEYS: Final = ("id", "doc_id", "start", "end")
+_plain_chunk_fields: Final = operator.itemgetter(*_PLAIN_CHUNK_KEYS)
+
+
+def _only(items: Iterable[object], types: frozenset[type]) -> bool:
+    """Whether every item's exact type is in ``types`` (one C-level pass, no per-item call)."""
+    return set(map(type, items)) <= types
 
 
 def _is_bool(value: object) -> bool:
@@ -145,7 +157,7 @@ class Parser:
                 required: Sequence[str] = ()) -> Mapping[str, Any]:
         if not isinstance(value, Mapping):
             self.fail(place, f"expected a mapping, got {_describe(value)}")
-        for key in value:
+        for key in () if allowed is None and _only(value, _STR) else value:
             if not isinstance(key, str):
                 self.fail(place, f"keys must be strings, got {_describe(key)}")
             if allowed is not None and key not in allowed:
@@ -158,6 +170,8 @@ class Parser:
         return value
 
     def sequence(self, value: object, place: str) -> Sequence[Any]:
+        if type(value) is list or type(value) is tuple:  # the common case, without ABC checks
+            return value
         if (isinstance(value, (str, bytes, bytearray, Mapping, set, frozenset))
                 or not isinstance(value, Iterable)):
             self.fail(place, f"expected a list, got {_describe(value)}")
@@ -180,7 +194,7 @@ class Parser:
 
     def ids(self, value: object, place: str) -> tuple[str, ...]:
         items = self.sequence(value, place)
-        if all(type(item) is str for item in items):
+        if _only(items, _STR):  # checked in C; anything else gets the itemised message
             return tuple(items)
         return self.strings(items, place)
 
@@ -220,7 +234,11 @@ class Parser:
         return number
 
     def matrix(self, value: object, place: str, *, rows: bool) -> Any:
-        """A finite float64 vector (``rows=False``) or matrix of row vectors."""
+        """A finite float64 vector (``rows=False``) or matrix of row vectors.
+
+        A float32 array of row vectors is kept as it is, without a float64
+        copy: the stages read it a block at a time and compute in float64.
+        """
         import numpy as np
 
         if isinstance(value, np.ndarray):
@@ -235,7 +253,8 @@ class Parser:
                                  f"got an array of {array.ndim} dimensions")
             if array.shape[-1] == 0 and not (rows and array.shape[0] == 0):
                 self.fail(place, "a vector must have at least one dimension")
-            array = np.asarray(array, dtype=np.float64)
+            if not (rows and array.dtype == np.float32):
+                array = np.asarray(array, dtype=np.float64)
             if not np.isfinite(array).all():
                 bad = np.argwhere(~np.isfinite(array))[0]
                 where = "".join(f"[{int(i)}]" for i in bad)
@@ -330,8 +349,9 @@ class Parser:
             root = base.resolve()
             if path != root and root not in path.parents:
                 self.fail(place, f"{name!r} is outside the dataset's folder {str(root)!r} "
-                                 "(allow it with allow_outside_paths=True, or --allow-outside-paths "
-                                 "on the command line)")
+                                 "(allow it with allow_outside_paths=True, --allow-outside-paths "
+                                 "on the command line, or the ini option "
+                                 "rag_allow_outside_paths)")
         try:
             size = path.stat().st_size
             if size > MAX_FILE_BYTES:
@@ -385,6 +405,9 @@ class Parser:
         return start, end
 
     def chunks_section(self, value: object, place: str, *, ids_required: bool) -> tuple[Chunk, ...]:
+        plain = self._plain_chunks(self.sequence(value, place))
+        if plain is not None:
+            return plain
         chunks: list[Chunk] = []
         seen: set[str] = set()
         search_from: dict[str, int] = {}
@@ -429,6 +452,38 @@ class Parser:
             chunks.append(chunk)
         return tuple(chunks)
 
+    def _plain_chunks(self, items: Sequence[Any]) -> tuple[Chunk, ...] | None:
+        """The chunks, checked column by column, when every item is a plain
+        ``{"id", "doc_id", "start", "end"}`` dict that passes every rule.
+
+        ``None`` otherwise: the item-by-item path then finds (and names) the
+        first problem, so this changes no result and no message.
+        """
+        if (not items or set(map(type, items)) != {dict}
+                or set(map(len, items)) != {len(_PLAIN_CHUNK_KEYS)}):
+            return None
+        try:
+            ids, doc_ids, starts, ends = zip(*map(_plain_chunk_fields, items))
+        except KeyError:
+            return None
+        if not (_only(ids, _STR) and _only(doc_ids, _STR) and _only(starts, _INT)
+                and _only(ends, _INT) and all(ids) and len(set(ids)) == len(ids)):
+            return None
+        lengths = {doc_id: len(document.text) for doc_id, document in self.documents.items()}
+        limits = list(map(lengths.get, doc_ids))
+        if None in limits:
+            return None
+        import numpy as np
+
+        try:
+            low = np.array(starts, dtype=np.int64)
+            high = np.array(ends, dtype=np.int64)
+        except OverflowError:
+            return None
+        if not ((low >= 0) & (low <= high) & (high <= np.array(limits, dtype=np.int64))).all():
+            return None
+        return tuple(map(Chunk, ids, doc_ids, starts, ends))
+
     def expected_metadata(self, value: object, place: str = "expected_metadata"
                           ) -> dict[str, dict[str, Any]]:
         raw = self.mapping(value, place)
@@ -455,6 +510,9 @@ class Parser:
         ids = tuple(raw)
         if not ids:
             return (), None
+        stacked = _stack_vectors(list(raw.values()))
+        if stacked is not None:
+            return ids, stacked
         rows = [self.matrix(raw[chunk_id], _join(place, chunk_id), rows=False) for chunk_id in ids]
         dims = {row.shape[0] for row in rows}
         if len(dims) > 1:
@@ -477,6 +535,9 @@ class Parser:
 
     def relevant(self, value: object, place: str) -> dict[str, int] | None:
         """Chunk id to grade: a mapping of grades (whole numbers >= 0) or a list (grade 1)."""
+        if (type(value) is dict and _only(value, _STR) and _only(value.values(), _INT)
+                and (not value or min(value.values()) >= 0)):
+            return dict(value) or None  # plain grades: the checks below would pass
         if isinstance(value, Mapping):
             raw = self.mapping(value, place)
             grades = {key: self.integer(grade, _join(place, key), 0) for key, grade in raw.items()}
@@ -617,6 +678,28 @@ class Parser:
             result[stage] = {key: None if item is None else float(self.number(item, f"{place}.{stage}.{key}"))
                              for key, item in section.items()}
         return result
+
+
+def _stack_vectors(rows: list[Any]) -> Any:
+    """Same-dtype float vectors (numpy arrays of one length) stacked into one
+    matrix, when they are all finite; ``None`` for anything else, which then
+    goes row by row through :meth:`Parser.matrix` and its messages.
+
+    float32 rows stay float32, as a float32 matrix does in :meth:`Parser.matrix`.
+    """
+    import numpy as np
+
+    if set(map(type, rows)) != {np.ndarray}:
+        return None
+    dtypes = set(map(operator.attrgetter("dtype"), rows))
+    shapes = set(map(operator.attrgetter("shape"), rows))
+    if len(dtypes) != 1 or len(shapes) != 1:
+        return None
+    dtype, shape = dtypes.pop(), shapes.pop()
+    if dtype not in (np.float32, np.float64) or len(shape) != 1 or shape[0] == 0:
+        return None
+    matrix = np.stack(rows)
+    return matrix if np.isfinite(matrix).all() else None
 
 
 def _join(place: str, key: str, *, dot: bool = False) -> str:

@@ -144,6 +144,12 @@ class RagOptions:
             dataset = ini_dir / str(config.getini("rag_dataset")).strip()
         if option.rag_baseline not in (None, _FROM_INI):
             baseline = invocation / option.rag_baseline
+            if baseline.suffix == ".py" or baseline.is_dir():
+                # "pytest --rag-baseline tests/": argparse gave the test path to the option.
+                raise pytest.UsageError(
+                    f"--rag-baseline: {option.rag_baseline!r} is a test path, not a baseline "
+                    "file; write --rag-baseline=PATH for a file, or put the test paths before "
+                    "--rag-baseline")
         elif str(config.getini("rag_baseline")).strip():
             baseline = ini_dir / str(config.getini("rag_baseline")).strip()
         else:
@@ -168,8 +174,10 @@ class RagOptions:
             try:
                 low, high = (int(part) for part in size_text)
             except ValueError:
+                low = high = -1
+            if not 0 <= low <= high:
                 raise pytest.UsageError("ini rag_size_limits: expected two whole numbers "
-                                        f"'MIN MAX', got {' '.join(size_text)!r}") from None
+                                        f"'MIN MAX', 0 <= MIN <= MAX, got {' '.join(size_text)!r}")
             size_limits = (low, high)
         phrases = [line for line in config.getini("rag_abstain_phrases") if line.strip()]
         stage_settings = {

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from .assertions import Comparison, MetricValue
+from .assertions import Comparison, MetricRef, MetricValue, _EveryQuery
 from .options import RagOptions, add_options
 from .registry import REGISTRY, MetricSpec
 from .session import RagSession
@@ -132,7 +132,8 @@ def rag(request: pytest.FixtureRequest) -> Rag:
         try:
             return with_extra_metrics(report, values, session.specs)
         except (TypeError, ValueError) as error:
-            pytest.fail(f"pytest-rag: {error}", pytrace=False)
+            message = f"pytest-rag: {error}"
+        pytest.fail(message, pytrace=False)  # outside the except clause: no chained error
 
     return Rag(session.item_state(item), dataset, session.options.stage_settings,
                session.specs, compute_extra)
@@ -140,10 +141,20 @@ def rag(request: pytest.FixtureRequest) -> Rag:
 
 def pytest_assertrepr_compare(config: pytest.Config, op: str, left: object,
                               right: object) -> list[str] | None:
-    """Explain ``assert report.recall_at_k >= 0.8`` like ``assert_metric`` does."""
-    if not isinstance(left, MetricValue) or isinstance(right, MetricValue) and op not in (
-            "<", "<=", ">", ">=", "==", "!="):
+    """Explain ``assert report.recall_at_k >= 0.8`` like ``assert_metric`` does.
+
+    Also ``assert recall_at_k >= 0.8`` (a symbolic name) and ``.every`` checks.
+    """
+    every = isinstance(left, _EveryQuery)
+    metric = left.metric if isinstance(left, _EveryQuery) else left
+    if isinstance(metric, MetricRef):
+        try:
+            metric = metric.resolve()
+        except (LookupError, RuntimeError):
+            return None
+    if not isinstance(metric, MetricValue) or op not in ("<", "<=", ">", ">=", "==", "!="):
         return None
-    comparison = Comparison(left, op, right)
-    return [f"{left!r} {op} {right!r}", "", *comparison.explain().split("; ")]
+    comparison = Comparison(metric, op, right, every=every)
+    shown = f"{metric!r}.every" if every else repr(metric)
+    return [f"{shown} {op} {right!r}", "", *comparison.explain().split("; ")]
 

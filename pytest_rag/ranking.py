@@ -8,8 +8,9 @@ metric is then a few array operations over all queries at once.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain
 
 import numpy as np
 import numpy.typing as npt
@@ -22,8 +23,18 @@ _IntArray = npt.NDArray[np.int64]
 
 
 def top_k(ids: Sequence[str], k: int) -> list[str]:
-    """The first ``k`` ids after removing repeats (each id keeps its first rank)."""
-    return list(dict.fromkeys(ids))[:k]
+    """The first ``k`` ids after removing repeats (each id keeps its first rank).
+
+    Only the head of the list is read: ``ids[:end]`` grows by the number of
+    ids still missing until it holds ``k`` distinct ids (or is the whole list),
+    so the usual list without repeats near the top costs ``k`` hashes.
+    """
+    end = k
+    while True:
+        head = dict.fromkeys(ids[:end])
+        if len(head) >= k or end >= len(ids):
+            return list(head)[:k]
+        end += k - len(head)
 
 
 @dataclass(frozen=True)
@@ -43,42 +54,56 @@ class GradeMatrix:
 
 def grade_matrix(lists: Sequence[Sequence[str] | None],
                  relevant: Sequence[Mapping[str, int] | None], k: int) -> GradeMatrix:
-    """Build the grade matrices of the queries that have a list and relevant gold."""
-    rows: list[int] = []
+    """Build the grade matrices of the queries that have a list and relevant gold.
+
+    One pass over the queries does only C-level calls per query (the top K of
+    a list without a repeat near its head, one mapped ``dict.get`` over it)
+    and keeps no per-query object; counting the relevant ids, dropping the
+    queries without one and sorting each query's gold grades for the ideal
+    order are done on flat arrays for all queries at once.
+    """
+    candidates: list[int] = []
+    golds: list[Mapping[str, int]] = []
     flat: list[int] = []
     lengths: list[int] = []
-    ideal_flat: list[int] = []
-    ideal_lengths: list[int] = []
-    counts: list[int] = []
+    extend, add_length = flat.extend, lengths.append
+    zeros = (0,) * k
     for index, (ranked, gold) in enumerate(zip(lists, relevant)):
         if ranked is None or not gold:
             continue
-        positive = [grade for grade in gold.values() if grade > 0]
-        if not positive:
-            continue
-        rows.append(index)
-        top = top_k(ranked, k)
-        get = gold.get
-        flat.extend(get(chunk_id, 0) for chunk_id in top)
-        lengths.append(len(top))
-        best = sorted(positive, reverse=True)[:k]
-        ideal_flat.extend(best)
-        ideal_lengths.append(len(best))
-        counts.append(len(positive))
-    scored = len(rows)
+        top: Collection[str] = dict.fromkeys(ranked[:k])
+        if len(top) < k < len(ranked):
+            top = top_k(ranked, k)  # a repeat among the first K: read further
+        extend(map(gold.get, top, zeros))
+        add_length(len(top))
+        candidates.append(index)
+        golds.append(gold)
+    count = len(candidates)
+    sizes = np.fromiter(map(len, golds), dtype=np.int64, count=count)
+    grades = np.fromiter(chain.from_iterable(gold.values() for gold in golds),
+                         dtype=np.int64, count=int(sizes.sum()))
+    owner = np.repeat(np.arange(count, dtype=np.int64), sizes)
+    relevant_count = np.bincount(owner[grades > 0], minlength=count).astype(np.int64)
+    # Each query's grades, highest first: its first min(K, size) are the
+    # ideal list (grade-0 ids only pad it with zeros, as an empty slot does).
+    order = np.lexsort((-grades, owner))
+    rank = np.arange(grades.shape[0], dtype=np.int64) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    best = rank < k
+    ideal = np.zeros((count, k), dtype=np.int64)
+    ideal[owner[best], rank[best]] = grades[order][best]
+    scored = relevant_count > 0  # a query whose gold grades are all 0 is not scored
     return GradeMatrix(
-        np.asarray(rows, dtype=np.int64),
-        _pack(flat, lengths, scored, k),
-        _pack(ideal_flat, ideal_lengths, scored, k),
-        np.asarray(counts, dtype=np.int64),
+        np.asarray(candidates, dtype=np.int64)[scored],
+        _pack(flat, np.asarray(lengths, dtype=np.int64), count, k)[scored],
+        ideal[scored],
+        relevant_count[scored],
         k,
     )
 
 
-def _pack(flat: list[int], lengths: list[int], rows: int, k: int) -> _IntArray:
+def _pack(flat: list[int], length: _IntArray, rows: int, k: int) -> _IntArray:
     matrix = np.zeros((rows, k), dtype=np.int64)
     if flat:
-        length = np.asarray(lengths, dtype=np.int64)
         row = np.repeat(np.arange(rows), length)
         starts = np.cumsum(length) - length
         column = np.arange(len(flat)) - np.repeat(starts, length)

@@ -28,6 +28,8 @@ def _num(value: float | None) -> str:
         return "-"
     if abs(value) >= 1000:
         return f"{value:.1f}"
+    if 0 < abs(value) < 0.01:
+        return f"{value:.2g}"  # e.g. a cost of 0.00012 USD, not 0.000
     return f"{value:.3f}"
 
 
@@ -37,7 +39,39 @@ def _short(value: Any, limit: int = 24) -> str:
 
 
 def _delta(value: float | None) -> str:
-    return "" if value is None else f"{value:+.3f}" if abs(value) < 1000 else f"{value:+.1f}"
+    if value is None:
+        return ""
+    if abs(value) >= 1000:
+        return f"{value:+.1f}"
+    if 0 < abs(value) < 0.001:
+        return f"{value:+.1g}"
+    return f"{value:+.3f}"
+
+
+_COLUMNS = ("metric", "value", "threshold", "baseline", "delta", "status")
+_OPTIONAL = frozenset({"threshold", "baseline", "delta"})
+
+
+def _table(rows: Sequence[tuple[str, ...]], width: int) -> list[str]:
+    """``rows`` under :data:`_COLUMNS`, indented by two spaces, at most ``width`` wide.
+
+    The look of tabulate's ``simple`` format, without its padding: columns two
+    spaces apart under a dashed rule.  Threshold, baseline and delta are left
+    out when no row has one, and metric keys are shortened with ``…`` only if
+    the table would still be too wide.
+    """
+    keep = [i for i, name in enumerate(_COLUMNS)
+            if name not in _OPTIONAL or any(row[i] for row in rows)]
+    headers = [_COLUMNS[i] for i in keep]
+    cells = [[row[i] for i in keep] for row in rows]
+    widths = [max(len(header), *(len(line[j]) for line in cells))
+              for j, header in enumerate(headers)]
+    room = width - 2 - sum(widths[1:]) - 2 * (len(widths) - 1)
+    if widths[0] > room:
+        widths[0] = max(room, len(headers[0]))
+        cells = [[_short(line[0], widths[0]), *line[1:]] for line in cells]
+    return ["  " + "  ".join(text.ljust(size) for text, size in zip(line, widths)).rstrip()
+            for line in (headers, ["-" * size for size in widths], *cells)]
 
 
 @dataclass(frozen=True)
@@ -90,7 +124,7 @@ def _row(record: StageRecord, key: str, spec: MetricSpec | None,
          checks: Sequence[CheckRecord], diff: MetricDiff | None) -> ScoreRow:
     value = record.values.get(key)
     mine = [check for check in checks if check.key == key]
-    threshold = ", ".join(f"{c.op} {c.value:g}" for c in mine) or None
+    threshold = ", ".join(dict.fromkeys(f"{c.op} {c.value:g}" for c in mine)) or None
     status = "not measured" if value is None else "ok"
     if diff is not None:
         status = {"regressed": "REGRESSED", "lost": "LOST", "improved": "improved",
@@ -148,8 +182,11 @@ class Scorecard:
 
     # -- terminal ---------------------------------------------------------------
     def lines(self, *, full: bool = False, width: int = 80) -> list[str]:
-        """The terminal scorecard; ``full`` lists every metric, else the checked or changed ones."""
-        from tabulate import tabulate
+        """The terminal scorecard; ``full`` lists every metric, else the checked or changed ones.
+
+        Every line fits in ``width`` columns, except a header whose node id alone is longer.
+        """
+        import textwrap
 
         out: list[str] = []
         for entry in self.entries:
@@ -163,17 +200,14 @@ class Scorecard:
                 table = [(row.key, _num(row.value), row.threshold or "",
                           _num(row.baseline) if row.baseline is not None else "",
                           _delta(row.delta), row.status) for row in rows]
-                text = tabulate(table, headers=("metric", "value", "threshold", "baseline",
-                                                "delta", "status"),
-                                tablefmt="simple", disable_numparse=True)
-                out.extend("  " + line for line in text.splitlines())
+                out.extend(_table(table, width))
             if hidden:
                 baselined = any(row.baseline is not None for row in entry.rows)
-                what = "unchanged against the baseline" if baselined else "measured, not checked"
+                what = "unchanged against the baseline" if baselined else "not checked"
                 out.append(f"  {hidden} {'more ' if rows else ''}metric{'s' if hidden != 1 else ''} "
                            f"{what} (-v lists them)")
         if self.entries:
-            out.append(self.summary_line())
+            out.extend(textwrap.wrap(self.summary_line(), width))
         return out
 
     # -- markdown ---------------------------------------------------------------

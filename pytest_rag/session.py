@@ -31,6 +31,8 @@ __all__ = ["RagSession", "item_state_key"]
 
 item_state_key = pytest.StashKey[ItemState]()
 PAYLOAD = "rag_payload"
+#: Set in an xdist worker's ``workeroutput`` when it deselected tests.
+PARTIAL = "rag_partial"
 
 
 def _fmt(value: float | None) -> str:
@@ -72,7 +74,8 @@ class RagSession:
         self.datasets: dict[Path, Dataset] = {}
         self.baseline: Baseline | None = None
         if options.compare or options.update or options.prune:
-            self.baseline = self._load_baseline(required=options.compare)
+            # Updating creates a missing file, also at a path given with --rag-baseline=PATH.
+            self.baseline = self._load_baseline(required=options.compare and not options.update)
         # Controller side: what the tests recorded.
         self.records: list[StageRecord] = []
         self.checks: dict[tuple[str, str], list[CheckRecord]] = {}
@@ -105,7 +108,11 @@ class RagSession:
                 self.datasets[key] = load_dataset(
                     path, allow_outside_paths=self.options.allow_outside_paths)
             except DatasetError as error:
-                pytest.fail(f"pytest-rag: {error}", pytrace=False)
+                message = f"pytest-rag: {error}"
+            else:
+                return self.datasets[key]
+            # Outside the except clause, so the report shows no chained DatasetError.
+            pytest.fail(message, pytrace=False)
         return self.datasets[key]
 
     # -- per test -----------------------------------------------------------------
@@ -272,6 +279,13 @@ class RagSession:
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
         if items:
             self.partial = True
+            if _is_worker(self.config):  # the controller does not collect: tell it
+                self.config.workeroutput[PARTIAL] = True  # type: ignore[attr-defined]
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        if getattr(node, "workeroutput", {}).get(PARTIAL):
+            self.partial = True
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
@@ -321,7 +335,7 @@ class RagSession:
                         stream.write(self.scorecard.markdown() + "\n")
                 self.notes.append(f"wrote {path}")
             except OSError as error:
-                self.notes.append(f"could not write {path}: {error.strerror}")
+                self.notes.append(f"could not write {path}: {error.strerror or error}")
                 session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
         self.config.hook.pytest_rag_scorecard(config=self.config, scorecard=self.scorecard)
 
@@ -342,8 +356,11 @@ class RagSession:
                               "interrupted or had collection errors")
             return
         updated = self.baseline
+        # A test that skipped itself after recording did not run to the end: keep its entry.
+        records = [record for record in self.records
+                   if self.outcomes.get(record.nodeid) != "skipped"]
         if options.update:
-            updated = updated.updated(self.records, self.specs, options.tolerances)
+            updated = updated.updated(records, self.specs, options.tolerances)
         stale = self.stale_entries()
         if options.prune:
             if stale is None:
@@ -362,10 +379,10 @@ class RagSession:
             updated.save(options.baseline_path)
         except OSError as error:
             self.notes.append(f"could not write baseline {options.baseline_path}: "
-                              f"{error.strerror}")
+                              f"{error.strerror or error}")
             session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
             return
-        stages = len(self.records)
+        stages = len(records) if options.update else 0
         self.notes.append(f"baseline written to {options.baseline_path} "
                           f"({stages} stage report{'s' if stages != 1 else ''} updated)")
 
@@ -379,11 +396,14 @@ class RagSession:
             terminalreporter.write_sep("=", "RAG scorecard")
             for line in scorecard.lines(full=full):
                 terminalreporter.write_line(line)
-            improved = scorecard.counts().get("improved", 0)
-            if improved and self.options.compare and not self.options.update:
-                terminalreporter.write_line(
-                    f"{improved} metric{'s' if improved != 1 else ''} improved beyond the "
-                    "tolerance: the baseline can be tightened with --rag-update-baseline")
+            counts = scorecard.counts()
+            improved = counts.get("improved", 0)
+            worse = counts.get("REGRESSED", 0) + counts.get("LOST", 0) + counts.get("FAIL", 0)
+            # Only when nothing got worse: an update would also accept the regressions.
+            if improved and not worse and self.options.compare and not self.options.update:
+                terminalreporter.write_line(  # within 80 columns, like the scorecard
+                    f"{improved} metric{'s' if improved != 1 else ''} improved: the baseline "
+                    "can be tightened (--rag-update-baseline)")
         for note in self.notes:
             terminalreporter.write_line(f"pytest-rag: {note}")
 

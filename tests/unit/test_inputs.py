@@ -156,8 +156,27 @@ def test_chunk_vectors_as_an_array_follow_chunk_order(gold: Dataset) -> None:
     assert data.vectors is not None
     assert data.vectors.chunk_ids == ("c0", "c1", "c2")
     assert data.vectors.chunk_matrix is not None
-    assert data.vectors.chunk_matrix.dtype == np.float64
+    # float32 stays float32 (no float64 copy of a large matrix); the stages
+    # compute in float64 a block at a time.
+    assert data.vectors.chunk_matrix.dtype == np.float32
     assert data.vectors.chunk_matrix.tolist() == matrix.tolist()
+
+
+def test_float32_and_float64_vectors_give_the_same_report() -> None:
+    from pytest_rag import EmbeddingEvaluator
+
+    rng = np.random.default_rng(7)
+    matrix = rng.standard_normal((3, 4)).astype(np.float32)
+    matrix[2] = matrix[0]
+    chunks = [{"id": f"c{i}", "doc_id": "d", "start": 0, "end": 5} for i in range(3)]
+    common = {"documents": {"d": TEXT}, "chunks": chunks, "relevant": {"q": ["c1"]},
+              "query_vector": {"q": rng.standard_normal(4)}}
+    evaluator = EmbeddingEvaluator(k=2)
+    reports = [evaluator.evaluate(chunk_vectors=vectors, **common)
+               for vectors in (matrix, matrix.astype(np.float64),
+                               dict(zip(("c0", "c1", "c2"), matrix)))]
+    assert reports[0].values["duplicate_vector_rate"] == 1 / 3
+    assert reports[0].values == reports[1].values == reports[2].values
 
 
 def test_new_documents_recheck_the_dataset_chunks_and_evidence(gold: Dataset) -> None:

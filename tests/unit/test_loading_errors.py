@@ -684,8 +684,8 @@ def test_path_outside_the_dataset_folder_is_refused(tmp_path: Path) -> None:
     root = (tmp_path / "data").resolve()
     assert load_error(gold) == (
         f"{gold}: documents[0].path: '../secret.txt' is outside the dataset's folder "
-        f"{str(root)!r} (allow it with allow_outside_paths=True, or --allow-outside-paths on the "
-        "command line)")
+        f"{str(root)!r} (allow it with allow_outside_paths=True, --allow-outside-paths on the "
+        "command line, or the ini option rag_allow_outside_paths)")
     assert load_dataset(gold, allow_outside_paths=True).documents[0].text == "outside"
 
 

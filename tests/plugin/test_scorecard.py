@@ -1,0 +1,143 @@
+"""The ``RAG scorecard`` section of the terminal summary."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+from ragproject import BASELINE, MEASURED, QUICKSTART, WORSE, scorecard_lines, set_inputs, write_ini
+
+RUN = ("-p", "no:cacheprovider")
+SECTION = "=* RAG scorecard =*"
+
+
+def test_summary_shows_checked_rows_only(rag_pytester: pytest.Pytester) -> None:
+    result = rag_pytester.runpytest(*RUN, "--rag-threshold", "retrieval.recall_at_k >= 0.5")
+    result.assert_outcomes(passed=1)
+    assert scorecard_lines(result) == [
+        "test_rag.py::test_retrieval [retrieval] (k=2)",
+        "  metric       value  threshold  status",
+        "  -----------  -----  ---------  ------",
+        "  recall_at_k  0.667  >= 0.5     ok",
+        "  12 more metrics not checked (-v lists them)",
+        "1 stage report",
+    ]
+
+
+def test_summary_without_checks_lists_no_rows(rag_pytester: pytest.Pytester) -> None:
+    result = rag_pytester.runpytest(*RUN)
+    result.stdout.fnmatch_lines([SECTION])
+    assert scorecard_lines(result) == [
+        "test_rag.py::test_retrieval [retrieval] (k=2)",
+        "  13 metrics not checked (-v lists them)",
+        "1 stage report",
+    ]
+
+
+def test_summary_shows_changed_rows_against_the_baseline(rag_pytester: pytest.Pytester) -> None:
+    rag_pytester.runpytest(*RUN, "--rag-update-baseline").assert_outcomes(passed=1)
+    set_inputs(rag_pytester, retrieved_ids=WORSE)
+    result = rag_pytester.runpytest(*RUN, "--rag-baseline", "--rag-threshold",
+                                    "retrieval.hit_at_k >= 0.5")
+    lines = scorecard_lines(result)
+    assert lines[0] == "test_rag.py::test_retrieval [retrieval] (k=2)"
+    assert lines[1].split() == ["metric", "value", "threshold", "baseline", "delta", "status"]
+    assert [line.split()[0] for line in lines[3:9]] == [
+        "precision_at_k", "recall_at_k", "f1_at_k", "ndcg_at_k", "hit_at_k",
+        "average_precision_at_k"]
+    assert lines[4].split() == ["recall_at_k", "0.583", "0.667", "-0.083", "REGRESSED"]
+    assert lines[7].split() == ["hit_at_k", "0.750", ">=", "0.5", "0.750", "+0.000", "ok"]
+    assert lines[9:] == ["  7 more metrics unchanged against the baseline (-v lists them)",
+                         "1 stage report, 5 regressed"]
+
+
+@pytest.mark.parametrize("args", [("-v",), ("--rag-scorecard=full",), ("-o", "rag_scorecard=full")],
+                         ids=["verbose", "option", "ini"])
+def test_full_lists_every_metric(rag_pytester: pytest.Pytester, args: tuple[str, ...]) -> None:
+    result = rag_pytester.runpytest(*RUN, *args)
+    lines = scorecard_lines(result)
+    keys = [line.split()[0] for line in lines[3:-1]]
+    assert keys[:7] == list(MEASURED[:7])
+    assert len(keys) == 13
+    assert ["token_recall", "-", "not", "measured"] in [line.split() for line in lines]
+    assert lines[-1] == "1 stage report"
+
+
+@pytest.mark.parametrize("args", [("--rag-scorecard=off",), ("-o", "rag_scorecard=off")])
+def test_off_hides_the_scorecard_but_not_the_notes(rag_pytester: pytest.Pytester,
+                                                   args: tuple[str, ...]) -> None:
+    result = rag_pytester.runpytest(*RUN, "--rag-update-baseline", *args)
+    result.assert_outcomes(passed=1)
+    result.stdout.no_fnmatch_line("*RAG scorecard*")
+    result.stdout.no_fnmatch_line("*test_retrieval [[]retrieval[]]*")
+    result.stdout.fnmatch_lines(["pytest-rag: baseline written to *"])
+
+
+def test_command_line_beats_ini(rag_pytester: pytest.Pytester) -> None:
+    write_ini(rag_pytester, "rag_scorecard = off")
+    rag_pytester.runpytest(*RUN).stdout.no_fnmatch_line("*RAG scorecard*")
+    rag_pytester.runpytest(*RUN, "--rag-scorecard=summary").stdout.fnmatch_lines([SECTION])
+
+
+def test_bad_mode_is_a_usage_error(rag_pytester: pytest.Pytester) -> None:
+    result = rag_pytester.runpytest(*RUN, "--rag-scorecard=loud")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*argument --rag-scorecard: invalid choice: 'loud'*"])
+
+
+def test_shown_under_plain_pytest_with_capture(rag_pytester: pytest.Pytester) -> None:
+    result = rag_pytester.runpytest_subprocess(*RUN)
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines([SECTION, "test_rag.py::test_retrieval [[]retrieval[]] (k=2)",
+                                 "1 stage report"])
+
+
+def test_no_section_when_no_stage_was_recorded(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_plain():\n    pass\n")
+    result = pytester.runpytest(*RUN, "--rag-scorecard=full")
+    result.assert_outcomes(passed=1)
+    result.stdout.no_fnmatch_line("*RAG*")
+
+
+WIDE = """
+import pytest
+from pytest_rag import assert_metric
+
+
+@pytest.mark.parametrize("better", [False, True])
+def test_every_stage(rag, better):
+    reports = rag.evaluate()
+    if better:
+        rag.reranking(reranked_ids={"q1": ["refunds#1"], "q2": ["refunds#1"]})
+        rag.end_to_end(latency_ms={"q1": 1, "q2": 2, "q3": 1200.5})
+    assert_metric(reports["retrieval"].recall_at_k >= 0.5)
+    assert_metric(reports["retrieval"].recall_at_k <= 0.9)
+"""
+
+
+@pytest.mark.parametrize("mode", ["summary", "full"])
+def test_every_line_fits_in_80_columns(pytester: pytest.Pytester, mode: str) -> None:
+    shutil.copy(QUICKSTART, pytester.path / "gold.yaml")
+    pytester.makefile(".ini", pytest="[pytest]\nrag_dataset = gold.yaml\n")
+    pytester.makepyfile(test_wide=WIDE)
+    thresholds = ("retrieval.precision_at_k >= 0.25", "retrieval.precision_at_k <= 0.75",
+                  "reranking.candidate_set_preservation_rate >= 0.5",
+                  "reranking.first_relevant_rank_change >= 0.0",
+                  "generation.unsupported_number_rate <= 0.05",
+                  "end_to_end.p95_latency_ms <= 2000")
+    write_ini(pytester, "rag_thresholds =", *("    " + line for line in thresholds))
+    pytester.runpytest(*RUN, "--rag-update-baseline", "-k", "False")
+    # Record the better run's numbers under the other test's node id, so that it regresses.
+    path = pytester.path / BASELINE
+    data = json.loads(path.read_text())
+    data["tests"]["test_wide.py::test_every_stage[True]"] = data["tests"].pop(
+        "test_wide.py::test_every_stage[False]")
+    path.write_text(json.dumps(data))
+    result = pytester.runpytest(*RUN, "--rag-baseline", f"--rag-scorecard={mode}")
+    lines = scorecard_lines(result)
+    assert len(lines) > 20
+    assert "candidate_set_preservation_rate" in "\n".join(lines)
+    assert {"REGRESSED", "improved", "new", "FAIL", "ok"} <= set(" ".join(lines).split())
+    too_wide = [line for line in lines if len(line) > 80]
+    assert not too_wide, "\n".join(too_wide)

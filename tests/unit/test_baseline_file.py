@@ -1,0 +1,52 @@
+"""Baseline.save: permissions, leftovers of killed writers, compact per-query values."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+from pytest_rag.baseline import Baseline
+from pytest_rag.records import StageRecord
+from pytest_rag.registry import REGISTRY
+from pytest_rag.thresholds import Tolerances
+
+RECORD = StageRecord("t.py::test", "retrieval", {"recall_at_k": 0.5, "token_recall": None},
+                     {"recall_at_k": {"q1": 1.0, "q2": None}})
+
+
+def test_new_file_gets_the_umask_mode_not_0600(tmp_path: Path) -> None:
+    old = os.umask(0o022)
+    try:
+        Baseline().updated([RECORD], REGISTRY, Tolerances()).save(tmp_path / "b.json")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "b.json").stat().st_mode) == 0o644
+
+
+def test_existing_file_keeps_its_mode(tmp_path: Path) -> None:
+    path = tmp_path / "b.json"
+    path.write_text("{}")
+    path.chmod(0o640)
+    Baseline().save(path)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o640
+
+
+def test_leftover_temporary_files_are_removed(tmp_path: Path) -> None:
+    leftover = tmp_path / ".b.json.abc123.tmp"
+    leftover.write_text('{"half": ')
+    Baseline().save(tmp_path / "b.json")
+    assert not leftover.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b.json"]
+
+
+def test_not_measured_queries_are_left_out_and_read_back_as_none(tmp_path: Path) -> None:
+    path = tmp_path / "b.json"
+    Baseline().updated([RECORD], REGISTRY, Tolerances()).save(path)
+    entry = json.loads(path.read_text())["tests"]["t.py::test"]["retrieval"]
+    assert entry["per_query"] == {"recall_at_k": {"q1": 1.0}}
+    assert entry["metrics"]["token_recall"]["value"] is None
+    loaded = Baseline.load(path)
+    assert loaded.value("t.py::test", "retrieval", "recall_at_k") == 0.5
+    assert loaded.value("t.py::test", "retrieval", "token_recall") is None
