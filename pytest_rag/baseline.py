@@ -200,7 +200,11 @@ class MetricDiff:
     ``"improved"`` (better by more than ``allowed``: the baseline can be
     tightened), ``"unchanged"``, ``"new"`` (no baseline value),
     ``"lost"`` (measured in the baseline, not measured now; a regression
-    unless informational) or ``"info"`` (informational metrics never fail).
+    unless informational), ``"info"`` (informational metrics never fail) or
+    ``"within noise"`` (worse beyond the tolerance, but not significant at
+    the level asked for).  ``p_value`` and ``ci_low``/``ci_high`` (95%
+    bootstrap interval of the mean per-query change) are set for metrics with
+    per-query values on both sides.
     """
 
     stage: str
@@ -211,6 +215,9 @@ class MetricDiff:
     direction: str
     status: str
     worse_queries: tuple[tuple[str, float | None, float | None], ...] = ()
+    p_value: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
 
     @property
     def delta(self) -> float | None:
@@ -239,8 +246,15 @@ def _worse_queries(direction: Direction, old: Mapping[str, float | None],
 
 
 def compare_record(record: StageRecord, baseline: Baseline, specs: Mapping[str, MetricSpec],
-                   tolerances: Tolerances) -> list[MetricDiff]:
-    """Each metric of ``record`` against the baseline entry of its test and stage."""
+                   tolerances: Tolerances, *, alpha: float | None = None,
+                   permutations: int = 10_000) -> list[MetricDiff]:
+    """Each metric of ``record`` against the baseline entry of its test and stage.
+
+    Metrics with per-query values on both sides also get a paired randomization
+    test and a bootstrap interval of the change (see
+    :mod:`pytest_rag.significance`).  With ``alpha``, a regression beyond the
+    tolerance that is not significant at ``alpha`` is ``"within noise"``.
+    """
     entry = baseline.entry(record.nodeid, record.stage)
     diffs = []
     for key, current in record.values.items():
@@ -263,6 +277,19 @@ def compare_record(record: StageRecord, baseline: Baseline, specs: Mapping[str, 
             status = "improved"
         else:
             status = "unchanged"
+        before = (entry or {}).get("per_query", {}).get(key)
+        after = record.per_query.get(key)
+        p_value = ci_low = ci_high = None
+        if before and after and old is not None and current is not None:
+            from .significance import paired_change  # numpy: only when comparing
+
+            change = paired_change(before, after, permutations=permutations,
+                                   resamples=permutations)
+            p_value, ci_low, ci_high = change.p_value, change.ci_low, change.ci_high
+            if status == "regressed" and alpha is not None and not change.significant(alpha):
+                status = "within noise"
+        elif status == "regressed" and alpha is not None:
+            status = "within noise"  # no per-query values: significance cannot be shown
         diffs.append(MetricDiff(record.stage, key, current, old, allowed, direction.value,
-                                status, worse))
+                                status, worse, p_value, ci_low, ci_high))
     return diffs

@@ -2,9 +2,8 @@
 
 Both kinds of file hold ``tests[nodeid][stage]`` with metric values and
 per-query values, so either can stand on either side.  The comparison is the
-one ``--rag-baseline`` makes (directions and tolerances from the registry),
-plus a paired randomization test and a bootstrap interval per metric with
-per-query values on both sides.
+one ``--rag-baseline`` makes (:func:`~pytest_rag.baseline.compare_record`:
+directions, tolerances, paired randomization test and bootstrap interval).
 """
 
 from __future__ import annotations
@@ -15,11 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .baseline import BASELINE_FORMAT, BASELINE_VERSION, Baseline, BaselineError, compare_record
+from .baseline import (
+    BASELINE_FORMAT, BASELINE_VERSION, Baseline, BaselineError, MetricDiff, compare_record,
+)
 from .records import StageRecord
 from .registry import REGISTRY, MetricSpec
 from .scorecard import REPORT_FORMAT
-from .significance import PairedChange, paired_change
 from .thresholds import Tolerances
 
 __all__ = ["DiffRow", "diff_files", "load_scores"]
@@ -27,25 +27,14 @@ __all__ = ["DiffRow", "diff_files", "load_scores"]
 
 @dataclass(frozen=True)
 class DiffRow:
-    """One metric of one test and stage, old against new."""
+    """One metric of one test and stage, old against new (``diff`` holds the numbers)."""
 
     nodeid: str
-    stage: str
-    key: str
-    old: float | None
-    new: float | None
-    allowed: float
-    direction: str
-    status: str
-    change: PairedChange | None
-
-    @property
-    def delta(self) -> float | None:
-        return None if self.old is None or self.new is None else self.new - self.old
+    diff: MetricDiff
 
     @property
     def failed(self) -> bool:
-        return self.status in ("regressed", "lost")
+        return self.diff.failed
 
 
 def load_scores(path: Path) -> Baseline:
@@ -98,24 +87,13 @@ def diff_files(old: Baseline, new: Baseline, *, alpha: float | None = None,
     tolerances = tolerances or Tolerances()
     rows: list[DiffRow] = []
     for record in sorted(_records(new), key=lambda r: (r.nodeid, r.stage)):
-        entry = old.entry(record.nodeid, record.stage)
-        old_per_query = entry.get("per_query", {}) if entry else {}
-        for diff in compare_record(record, old, specs, tolerances):
-            before = old_per_query.get(diff.key)
-            after = record.per_query.get(diff.key)
-            change = (paired_change(before, after, permutations=permutations,
-                                    resamples=permutations)
-                      if before and after else None)
-            status = diff.status
-            if status == "regressed" and alpha is not None and not (
-                    change is not None and change.significant(alpha)):
-                status = "within noise"
-            rows.append(DiffRow(record.nodeid, record.stage, diff.key, diff.baseline,
-                                diff.current, diff.allowed, diff.direction, status, change))
+        rows.extend(DiffRow(record.nodeid, diff) for diff in compare_record(
+            record, old, specs, tolerances, alpha=alpha, permutations=permutations))
     for nodeid, stages in sorted(old.tests.items()):
         for stage in sorted(stages):
             if new.entry(nodeid, stage) is None:
-                rows.append(DiffRow(nodeid, stage, "*", None, None, 0.0, "info", "removed", None))
+                rows.append(DiffRow(nodeid, MetricDiff(stage, "*", None, None, 0.0, "info",
+                                                       "removed")))
     return rows
 
 
@@ -128,29 +106,28 @@ def render_diff(rows: list[DiffRow], *, show_all: bool = False) -> str:
     from tabulate import tabulate
 
     out: list[str] = []
-    groups: dict[tuple[str, str], list[DiffRow]] = {}
+    groups: dict[tuple[str, str], list[MetricDiff]] = {}
     for row in rows:
-        groups.setdefault((row.nodeid, row.stage), []).append(row)
+        groups.setdefault((row.nodeid, row.diff.stage), []).append(row.diff)
     for (nodeid, stage), group in groups.items():
-        shown = [row for row in group if show_all or row.status not in ("unchanged", "info")]
+        shown = [d for d in group if show_all or d.status not in ("unchanged", "info")]
         if not shown:
             continue
         out.append(f"{nodeid} [{stage}]")
         table: list[Any] = []
-        for row in shown:
-            change = row.change
-            p_value = "" if change is None or change.p_value is None else f"{change.p_value:.4f}"
-            interval = ("" if change is None or change.ci_low is None else
-                        f"[{change.ci_low:+.3f}, {change.ci_high:+.3f}]")
-            delta = "" if row.delta is None else f"{row.delta:+.3f}"
-            table.append((row.key, _num(row.old), _num(row.new), delta, p_value, interval,
-                          row.status))
+        for d in shown:
+            p_value = "" if d.p_value is None else f"{d.p_value:.4f}"
+            interval = ("" if d.ci_low is None or d.ci_high is None else
+                        f"[{d.ci_low:+.3f}, {d.ci_high:+.3f}]")
+            delta = "" if d.delta is None else f"{d.delta:+.3f}"
+            table.append((d.key, _num(d.baseline), _num(d.current), delta, p_value, interval,
+                          d.status))
         text = tabulate(table, headers=("metric", "old", "new", "delta", "p", "95% CI", "status"),
                         tablefmt="simple", disable_numparse=True)
         out.extend("  " + line for line in text.splitlines())
     failed = sum(row.failed for row in rows)
-    noise = sum(row.status == "within noise" for row in rows)
-    improved = sum(row.status == "improved" for row in rows)
+    noise = sum(row.diff.status == "within noise" for row in rows)
+    improved = sum(row.diff.status == "improved" for row in rows)
     summary = f"{failed} regressed, {improved} improved"
     if noise:
         summary += f", {noise} worse but within noise"

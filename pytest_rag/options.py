@@ -31,6 +31,16 @@ def _non_negative(text: str) -> float:
     return value
 
 
+def _alpha(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {text!r}")
+    return value
+
+
 def add_options(parser: pytest.Parser) -> None:
     group = parser.getgroup("rag", "RAG regression metrics (pytest-rag)")
     group.addoption("--rag-dataset", dest="rag_dataset_path", metavar="PATH", default=None,
@@ -51,6 +61,11 @@ def add_options(parser: pytest.Parser) -> None:
                     default=None, metavar="AMOUNT",
                     help="absolute tolerance for ratio metrics (overrides ini rag_tolerance, "
                          "default 0.01)")
+    group.addoption("--rag-significance", dest="rag_significance", type=_alpha, default=None,
+                    metavar="ALPHA",
+                    help="with --rag-baseline, a regression beyond the tolerance fails only when a "
+                         "paired randomization test over the per-query values finds it "
+                         "significant at ALPHA (e.g. 0.05); otherwise it is 'within noise'")
     group.addoption("--rag-threshold", dest="rag_thresholds_cli", action="append", default=[],
                     metavar="EXPR",
                     help="a threshold for every recorded report of a stage, e.g. "
@@ -74,6 +89,9 @@ def add_options(parser: pytest.Parser) -> None:
                   default="0.10")
     parser.addini("rag_tolerances", "per-metric tolerances, one per line: "
                   "stage.metric AMOUNT or stage.metric PERCENT%", type="linelist", default=[])
+    parser.addini("rag_significance", "significance level for baseline regressions "
+                  "(see --rag-significance); empty: every regression beyond the tolerance fails",
+                  default="")
     parser.addini("rag_scorecard", "scorecard: off, summary or full", default="summary")
     parser.addini("rag_allow_outside_paths", "allow dataset 'path:' documents outside the "
                   "dataset's folder", type="bool", default=False)
@@ -130,6 +148,7 @@ class RagOptions:
     report_md: Path | None
     allow_outside_paths: bool
     stage_settings: Mapping[str, Any] = field(default_factory=dict)
+    significance: float | None = None
 
     @classmethod
     def from_config(cls, config: pytest.Config, specs: Mapping[str, MetricSpec]) -> RagOptions:
@@ -189,6 +208,14 @@ class RagOptions:
             "abstain_phrases": phrases or None,
         }
 
+        significance = option.rag_significance
+        ini_alpha = str(config.getini("rag_significance")).strip()
+        if significance is None and ini_alpha:
+            try:
+                significance = _alpha(ini_alpha)
+            except argparse.ArgumentTypeError as error:
+                raise pytest.UsageError(f"ini rag_significance: {error}") from None
+
         def path_of(value: str | None) -> Path | None:
             return None if not value else invocation / value
 
@@ -200,4 +227,5 @@ class RagOptions:
             report_json=path_of(option.rag_report), report_md=path_of(option.rag_report_md),
             allow_outside_paths=bool(config.getini("rag_allow_outside_paths")),
             stage_settings={k: v for k, v in stage_settings.items() if v is not None},
+            significance=significance,
         )

@@ -48,8 +48,8 @@ def _delta(value: float | None) -> str:
     return f"{value:+.3f}"
 
 
-_COLUMNS = ("metric", "value", "threshold", "baseline", "delta", "status")
-_OPTIONAL = frozenset({"threshold", "baseline", "delta"})
+_COLUMNS = ("metric", "value", "threshold", "baseline", "delta", "p", "status")
+_OPTIONAL = frozenset({"threshold", "baseline", "delta", "p"})
 
 
 def _table(rows: Sequence[tuple[str, ...]], width: int) -> list[str]:
@@ -86,10 +86,20 @@ class ScoreRow:
     status: str
     direction: str
     reason: str = ""
+    p_value: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
 
     @property
     def failed(self) -> bool:
         return self.status in _FAILING
+
+    @property
+    def p_text(self) -> str:
+        """The p-value of a change worth a look (regressed, improved, within noise)."""
+        if self.p_value is None or self.status not in ("REGRESSED", "improved", "within noise"):
+            return ""
+        return "<0.001" if self.p_value < 0.001 else f"{self.p_value:.3f}"
 
     @property
     def interesting(self) -> bool:
@@ -99,6 +109,8 @@ class ScoreRow:
     def to_json(self) -> dict[str, Any]:
         return {"value": self.value, "threshold": self.threshold, "baseline": self.baseline,
                 "delta": self.delta, "status": self.status, "direction": self.direction,
+                "p_value": self.p_value, "ci95": (None if self.ci_low is None
+                                                  else [self.ci_low, self.ci_high]),
                 **({"not_measured": self.reason} if self.value is None and self.reason else {})}
 
 
@@ -128,12 +140,14 @@ def _row(record: StageRecord, key: str, spec: MetricSpec | None,
     status = "not measured" if value is None else "ok"
     if diff is not None:
         status = {"regressed": "REGRESSED", "lost": "LOST", "improved": "improved",
-                  "new": "new"}.get(diff.status, status)
+                  "new": "new", "within noise": "within noise"}.get(diff.status, status)
     if any(not check.passed for check in mine):
         status = "FAIL"
     return ScoreRow(key, value, threshold, diff.baseline if diff else None,
                     diff.delta if diff else None, status,
-                    spec.direction.value if spec else "info", record.missing.get(key, ""))
+                    spec.direction.value if spec else "info", record.missing.get(key, ""),
+                    diff.p_value if diff else None, diff.ci_low if diff else None,
+                    diff.ci_high if diff else None)
 
 
 def build_scorecard(records: Iterable[StageRecord], checks: Iterable[CheckRecord] | Mapping[
@@ -174,7 +188,8 @@ class Scorecard:
         counts = self.counts()
         parts = [f"{counts['stages']} stage report{'s' if counts['stages'] != 1 else ''}"]
         for status, word in (("FAIL", "below threshold"), ("REGRESSED", "regressed"),
-                             ("LOST", "no longer measured"), ("improved", "improved"),
+                             ("LOST", "no longer measured"),
+                             ("within noise", "worse but within noise"), ("improved", "improved"),
                              ("new", "new")):
             if counts.get(status):
                 parts.append(f"{counts[status]} {word}")
@@ -199,7 +214,7 @@ class Scorecard:
             if rows:
                 table = [(row.key, _num(row.value), row.threshold or "",
                           _num(row.baseline) if row.baseline is not None else "",
-                          _delta(row.delta), row.status) for row in rows]
+                          _delta(row.delta), row.p_text, row.status) for row in rows]
                 out.extend(_table(table, width))
             if hidden:
                 baselined = any(row.baseline is not None for row in entry.rows)
@@ -222,10 +237,12 @@ class Scorecard:
             parts.append("")
             table = [(f"`{row.key}`", _num(row.value), row.threshold or "",
                       _num(row.baseline) if row.baseline is not None else "", _delta(row.delta),
+                      row.p_text, "" if row.ci_low is None or not row.p_text
+                      else f"[{row.ci_low:+.3f}, {row.ci_high:+.3f}]",
                       f"**{row.status}**" if row.failed else row.status)
                      for row in entry.rows]
             parts.append(tabulate(table, headers=("metric", "value", "threshold", "baseline",
-                                                  "delta", "status"),
+                                                  "delta", "p", "95% CI", "status"),
                                   tablefmt="github", disable_numparse=True))
             parts.append("")
         return "\n".join(parts)

@@ -178,7 +178,8 @@ class RagSession:
                                     f"({threshold.source} threshold){why}")
             if self.baseline is not None and self.options.compare:
                 diffs[record.stage] = compare_record(record, self.baseline, self.specs,
-                                                     self.options.tolerances)
+                                                     self.options.tolerances,
+                                                     alpha=self.options.significance)
                 failures.extend(self._regression_lines(record, diffs[record.stage]))
                 if (self.options.strict and not self.options.update
                         and self.baseline.entry(item.nodeid, record.stage) is None):
@@ -418,11 +419,13 @@ def _headline(failures: list[str]) -> str:
 def _diff_json(diff: MetricDiff) -> dict[str, Any]:
     return {"stage": diff.stage, "key": diff.key, "current": diff.current,
             "baseline": diff.baseline, "allowed": diff.allowed, "direction": diff.direction,
-            "status": diff.status, "worse_queries": [list(q) for q in diff.worse_queries]}
+            "status": diff.status, "worse_queries": [list(q) for q in diff.worse_queries],
+            "p_value": diff.p_value, "ci_low": diff.ci_low, "ci_high": diff.ci_high}
 
 
 def _diff_from_json(data: Mapping[str, Any]) -> MetricDiff:
     return MetricDiff(data["stage"], data["key"], data["current"], data["baseline"],
                       float(data["allowed"]), data["direction"], data["status"],
-                      tuple((q, a, b) for q, a, b in data["worse_queries"]))
+                      tuple((q, a, b) for q, a, b in data["worse_queries"]),
+                      data["p_value"], data["ci_low"], data["ci_high"])
 

@@ -29,10 +29,10 @@ def test_json_report(rag_pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPa
     assert entry["settings"] == {"k": 2}
     assert entry["metrics"]["recall_at_k"] == {
         "value": pytest.approx(2 / 3), "threshold": ">= 0.5", "baseline": None, "delta": None,
-        "status": "ok", "direction": "higher"}
+        "status": "ok", "direction": "higher", "p_value": None, "ci95": None}
     assert entry["metrics"]["token_recall"] == {
         "value": None, "threshold": None, "baseline": None, "delta": None,
-        "status": "not measured", "direction": "higher",
+        "status": "not measured", "direction": "higher", "p_value": None, "ci95": None,
         "not_measured": "needs expected_evidence, chunks"}
     assert entry["metrics"]["p95_latency_ms"]["direction"] == "lower"
     assert set(MEASURED) <= set(entry["metrics"])
@@ -65,9 +65,9 @@ def test_markdown_report(rag_pytester: pytest.Pytester) -> None:
     assert lines[:5] == ["## RAG scorecard", "", "1 stage report, 1 below threshold", "",
                          f"### `{NODE}` — retrieval"]
     assert [cell.strip() for cell in lines[6].split("|")] == [
-        "", "metric", "value", "threshold", "baseline", "delta", "status", ""]
+        "", "metric", "value", "threshold", "baseline", "delta", "p", "95% CI", "status", ""]
     assert [cell.strip() for cell in lines[8].split("|")] == [
-        "", "`precision_at_k`", "0.500", "", "", "", "ok", ""]
+        "", "`precision_at_k`", "0.500", "", "", "", "", "", "ok", ""]
     assert any(line.startswith("| `hit_at_k`") and "**FAIL**" in line and ">= 0.9" in line
                for line in lines)
     assert "not measured" in text

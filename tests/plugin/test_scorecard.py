@@ -42,11 +42,13 @@ def test_summary_shows_changed_rows_against_the_baseline(rag_pytester: pytest.Py
                                     "retrieval.hit_at_k >= 0.5")
     lines = scorecard_lines(result)
     assert lines[0] == "test_rag.py::test_retrieval [retrieval] (k=2)"
-    assert lines[1].split() == ["metric", "value", "threshold", "baseline", "delta", "status"]
+    assert lines[1].split() == ["metric", "value", "threshold", "baseline", "delta", "p",
+                                "status"]
     assert [line.split()[0] for line in lines[3:9]] == [
         "precision_at_k", "recall_at_k", "f1_at_k", "ndcg_at_k", "hit_at_k",
         "average_precision_at_k"]
-    assert lines[4].split() == ["recall_at_k", "0.583", "0.667", "-0.083", "REGRESSED"]
+    # One query of four changed: the paired test cannot tell it from noise (p = 1).
+    assert lines[4].split() == ["recall_at_k", "0.583", "0.667", "-0.083", "1.000", "REGRESSED"]
     assert lines[7].split() == ["hit_at_k", "0.750", ">=", "0.5", "0.750", "+0.000", "ok"]
     assert lines[9:] == ["  7 more metrics unchanged against the baseline (-v lists them)",
                          "1 stage report, 5 regressed"]
