@@ -14,6 +14,7 @@ from typing import Any
 from .baseline import MetricDiff
 from .records import CheckRecord, StageRecord
 from .registry import MetricSpec
+from .sweeps import Sweep, find_sweeps, sweep_lines, sweep_markdown
 
 __all__ = ["ScoreEntry", "ScoreRow", "Scorecard", "build_scorecard"]
 
@@ -176,6 +177,12 @@ class Scorecard:
 
     entries: tuple[ScoreEntry, ...] = ()
 
+    def sweeps(self) -> list[Sweep]:
+        """Parametrized variants of one test and stage, grouped for comparison."""
+        directions = {f"{entry.stage}.{row.key}": row.direction
+                      for entry in self.entries for row in entry.rows}
+        return find_sweeps(self.entries, directions)
+
     def counts(self) -> dict[str, int]:
         """How many rows have each status, plus ``stages``."""
         counts: dict[str, int] = {"stages": len(self.entries)}
@@ -221,6 +228,8 @@ class Scorecard:
                 what = "unchanged against the baseline" if baselined else "not checked"
                 out.append(f"  {hidden} {'more ' if rows else ''}metric{'s' if hidden != 1 else ''} "
                            f"{what} (-v lists them)")
+        for sweep in self.sweeps():
+            out.extend(sweep_lines(sweep, width))
         if self.entries:
             out.extend(textwrap.wrap(self.summary_line(), width))
         return out
@@ -245,6 +254,8 @@ class Scorecard:
                                                   "delta", "p", "95% CI", "status"),
                                   tablefmt="github", disable_numparse=True))
             parts.append("")
+        for sweep in self.sweeps():
+            parts.extend([sweep_markdown(sweep), ""])
         return "\n".join(parts)
 
     # -- json ---------------------------------------------------------------------
@@ -257,5 +268,8 @@ class Scorecard:
                 "metrics": {row.key: row.to_json() for row in entry.rows},
                 "per_query": {k: dict(v) for k, v in entry.per_query.items()},
             }
+        sweeps: dict[str, dict[str, Any]] = {}
+        for sweep in self.sweeps():
+            sweeps.setdefault(sweep.test, {})[sweep.stage] = sweep.to_json()
         return {"format": REPORT_FORMAT, "version": REPORT_VERSION,
-                "summary": self.counts(), "tests": tests}
+                "summary": self.counts(), "tests": tests, "sweeps": sweeps}

@@ -88,7 +88,8 @@ def test_reports_without_any_stage(pytester: pytest.Pytester) -> None:
     pytester.runpytest(*RUN, "--rag-report=r.json", "--rag-report-md=r.md").assert_outcomes(
         passed=1)
     assert json.loads((pytester.path / "r.json").read_text()) == {
-        "format": "pytest-rag-report", "version": 1, "summary": {"stages": 0}, "tests": {}}
+        "format": "pytest-rag-report", "version": 1, "summary": {"stages": 0}, "tests": {},
+        "sweeps": {}}
     assert (pytester.path / "r.md").read_text() == "## RAG scorecard\n\nNo stage was evaluated.\n\n"
 
 
