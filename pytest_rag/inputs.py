@@ -13,7 +13,6 @@ from collections.abc import Mapping
 from typing import Any, Final, TypeVar
 
 from .data import Dataset, Query, RunEntry, Vectors
-from .errors import DatasetError
 from .loading import RUN_KEYS, Parser, _describe, check_vector_dimensions
 
 __all__ = ["GOLD_QUERY_INPUTS", "RUN_INPUTS", "SECTION_INPUTS", "resolve_inputs"]

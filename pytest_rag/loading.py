@@ -62,6 +62,7 @@ _STR: Final = frozenset({str})
 _INT: Final = frozenset({int})
 _PLAIN_CHUNK_KEYS: Final = ("id", "doc_id", "start", "end")
 _plain_chunk_fields: Final = operator.itemgetter(*_PLAIN_CHUNK_KEYS)
+_plain_span_fields: Final = operator.itemgetter("doc_id", "start", "end")
 
 
 def _only(items: Iterable[object], types: frozenset[type]) -> bool:
@@ -148,6 +149,7 @@ class Parser:
         self.base_dir = base_dir
         self.allow_outside_paths = allow_outside_paths
         self.documents: dict[str, Document] = {}
+        self._lengths: dict[str, int] = {}
 
     # -- primitives ---------------------------------------------------------
     def fail(self, place: str, problem: str) -> NoReturn:
@@ -469,8 +471,7 @@ class Parser:
         if not (_only(ids, _STR) and _only(doc_ids, _STR) and _only(starts, _INT)
                 and _only(ends, _INT) and all(ids) and len(set(ids)) == len(ids)):
             return None
-        lengths = {doc_id: len(document.text) for doc_id, document in self.documents.items()}
-        limits = list(map(lengths.get, doc_ids))
+        limits = list(map(self._document_lengths().get, doc_ids))
         if None in limits:
             return None
         import numpy as np
@@ -549,8 +550,12 @@ class Parser:
         return grades or None
 
     def evidence(self, value: object, place: str) -> tuple[EvidenceSpan, ...]:
+        items = self.sequence(value, place)
+        plain = self._plain_spans(items)
+        if plain is not None:
+            return plain
         spans: dict[EvidenceSpan, None] = {}
-        for i, item in enumerate(self.sequence(value, place)):
+        for i, item in enumerate(items):
             where = f"{place}[{i}]"
             if isinstance(item, EvidenceSpan):
                 self._known_document(item.doc_id, f"{where}.doc_id")
@@ -575,6 +580,31 @@ class Parser:
                     self.fail(f"{where}.quote", f"{_show(quote)} not found in document {doc_id!r}")
             spans[EvidenceSpan(doc_id, offsets[0], offsets[1])] = None
         return tuple(spans)
+
+    def _plain_spans(self, items: Sequence[Any]) -> tuple[EvidenceSpan, ...] | None:
+        """The spans when every item is a plain ``{"doc_id", "start", "end"}`` dict
+        that passes every rule; ``None`` otherwise (then the item-by-item path
+        finds and names the first problem)."""
+        lengths = self._document_lengths()
+        spans: dict[EvidenceSpan, None] = {}
+        for item in items:
+            if type(item) is not dict or len(item) != 3:
+                return None
+            try:
+                doc_id, start, end = _plain_span_fields(item)
+            except KeyError:
+                return None
+            if (type(doc_id) is not str or type(start) is not int or type(end) is not int
+                    or not 0 <= start <= end <= lengths.get(doc_id, -1)):
+                return None
+            spans[EvidenceSpan(doc_id, start, end)] = None
+        return tuple(spans)
+
+    def _document_lengths(self) -> dict[str, int]:
+        """Text length of every known document (kept until a document is added)."""
+        if len(self._lengths) != len(self.documents):
+            self._lengths = {doc_id: len(doc.text) for doc_id, doc in self.documents.items()}
+        return self._lengths
 
     def answers(self, value: object, place: str) -> tuple[str, ...]:
         """A reference answer, or a list of acceptable answers."""

@@ -95,6 +95,9 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("rag_scorecard", "scorecard: off, summary or full", default="summary")
     parser.addini("rag_allow_outside_paths", "allow dataset 'path:' documents outside the "
                   "dataset's folder", type="bool", default=False)
+    parser.addini("rag_relevance_from_evidence", "grade chunks from expected_evidence for "
+                  "queries without relevant (retrieval, reranking, embedding)",
+                  type="bool", default=False)
     parser.addini("rag_k", "top K for retrieval, reranking and embedding", default="")
     parser.addini("rag_size_limits", "min and max chunk tokens, e.g. '50 400'", default="")
     parser.addini("rag_boundary_tolerance", "characters for boundary F1", default="")
@@ -206,6 +209,8 @@ class RagOptions:
             "required_metadata": list(config.getini("rag_required_metadata")) or None,
             "max_context_tokens": _ini_int(config, "rag_max_context_tokens", 0),
             "abstain_phrases": phrases or None,
+            # Only when on: None is dropped below, so a call-level value still decides.
+            "relevance_from_evidence": bool(config.getini("rag_relevance_from_evidence")) or None,
         }
 
         significance = option.rag_significance

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import chain
+from itertools import chain, repeat
 
 import numpy as np
 import numpy.typing as npt
@@ -67,7 +67,7 @@ def grade_matrix(lists: Sequence[Sequence[str] | None],
     flat: list[int] = []
     lengths: list[int] = []
     extend, add_length = flat.extend, lengths.append
-    zeros = (0,) * k
+    zeros = repeat(0)
     for index, (ranked, gold) in enumerate(zip(lists, relevant)):
         if ranked is None or not gold:
             continue

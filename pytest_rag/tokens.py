@@ -43,8 +43,14 @@ class TokenTable:
 
     @functools.cached_property
     def words(self) -> list[str]:
-        """The lowercase tokens, in order."""
-        return [match.lower() for match in WORD.findall(self.text)]
+        """The lowercase tokens, in order.
+
+        The tokens are joined by spaces, lowercased at once and split again:
+        the same as lowercasing each token, since a space is neither cased
+        nor case-ignorable (no final-sigma context crosses it) and
+        lowercasing never yields whitespace.
+        """
+        return " ".join(WORD.findall(self.text)).lower().split()
 
 
 def _word_mask(text: str) -> npt.NDArray[np.bool_]:

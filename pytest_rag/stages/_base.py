@@ -11,7 +11,10 @@ from ..registry import stage_metrics
 from ..report import Report
 from ._common import ReportBuilder
 
-__all__ = ["StageEvaluator"]
+__all__ = ["RankedStageEvaluator", "StageEvaluator"]
+
+#: The cut-off when neither the evaluator nor the dataset's params give one.
+DEFAULT_K = 5
 
 
 class StageEvaluator:
@@ -21,7 +24,10 @@ class StageEvaluator:
     ``evaluate`` accepts) and implement :meth:`_compute`.  Settings are
     constructor arguments; a setting left ``None`` falls back to the dataset's
     ``params`` and then to the default of SEMANTICS (``k`` = 5,
-    ``boundary_tolerance`` = 0, no default for the others).
+    ``boundary_tolerance`` = 0, no default for the others).  When the settings
+    hold ``relevance_from_evidence: True``, queries without ``relevant`` get
+    grades derived from their evidence spans before :meth:`_compute`
+    (:mod:`pytest_rag.derived_relevance`).
     """
 
     stage: ClassVar[str]
@@ -52,6 +58,10 @@ class StageEvaluator:
         """
         data = resolve_inputs(dataset, inputs, self.inputs)
         settings = self._settings(data)
+        if settings.get("relevance_from_evidence"):
+            from ..derived_relevance import relevance_from_evidence
+
+            data = relevance_from_evidence(data)
         builder = ReportBuilder(self.stage, stage_metrics(self.stage), data, settings)
         self._compute(data, settings, builder)
         return builder.build()
@@ -63,6 +73,47 @@ class StageEvaluator:
     def __repr__(self) -> str:
         args = ", ".join(f"{key}={value!r}" for key, value in vars(self).items())
         return f"{type(self).__name__}({args})"
+
+
+class RankedStageEvaluator(StageEvaluator):
+    """Base of the evaluators that rank chunks at K: retrieval, reranking, embedding.
+
+    Parameters
+    ----------
+    k:
+        Cut-off.  ``None``: the dataset's ``params.k``, else 5.
+    relevance_from_evidence:
+        Derive the grades of queries that have ``expected_evidence`` but no
+        ``relevant`` from the chunks (2: holds a whole gold span, 1: touches
+        one).  Off by default.
+    """
+
+    settings_names = ("k", "relevance_from_evidence")
+
+    def __init__(self, *, k: int | None = None,
+                 relevance_from_evidence: bool | None = None) -> None:
+        self.k = check_k(k)
+        self.relevance_from_evidence = check_flag("relevance_from_evidence",
+                                                  relevance_from_evidence)
+
+    def _settings(self, dataset: Dataset) -> dict[str, Any]:
+        return {"k": self.k or dataset.params.k or DEFAULT_K,
+                **flag_settings("relevance_from_evidence", self.relevance_from_evidence)}
+
+
+def check_flag(name: str, value: bool | None) -> bool:
+    """Validate a boolean setting; ``None`` is ``False``."""
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+    return value
+
+
+def flag_settings(name: str, value: bool) -> dict[str, bool]:
+    """``{name: True}`` when the flag is on, else nothing (the report's settings
+    then stay as they were before the flag existed)."""
+    return {name: True} if value else {}
 
 
 def check_k(k: int | None) -> int | None:

@@ -37,14 +37,13 @@ import numpy.typing as npt
 from ..data import Dataset
 from ..errors import DatasetError
 from ..ranking import scatter, top_k
-from ._base import StageEvaluator, check_k
+from ._base import RankedStageEvaluator
 from ._common import FloatArray, ReportBuilder, ratio
 
 __all__ = ["EmbeddingEvaluator", "NonFiniteVector", "VectorScan", "scan_vectors", "tie_order"]
 
 IntArray = npt.NDArray[np.int64]
 
-DEFAULT_K: Final = 5
 #: Vectors per block of the scan (tests lower it to force many blocks).  A
 #: block this wide keeps the float32 screen product at BLAS speed; smaller
 #: blocks cost up to twice as much per product.
@@ -392,7 +391,7 @@ def tie_order(vector_ids: Sequence[str], chunk_index: Mapping[str, int]) -> IntA
     return np.argsort(keys, kind="stable")
 
 
-class EmbeddingEvaluator(StageEvaluator):
+class EmbeddingEvaluator(RankedStageEvaluator):
     """Embedding and index metrics from the vectors you pass (no model is called).
 
     Parameters
@@ -400,6 +399,11 @@ class EmbeddingEvaluator(StageEvaluator):
     k:
         Size of the exact top K and of the ANN list.  ``None``: the dataset's
         ``params.k``, else 5.
+    relevance_from_evidence:
+        For queries with ``expected_evidence`` but no ``relevant``, grade each
+        chunk from the gold spans: 2 when it holds a whole span, 1 when it only
+        touches one, else 0 (:mod:`pytest_rag.derived_relevance`).  Queries
+        with ``relevant`` keep it.  ``None``: ``False``.
 
     Notes
     -----
@@ -438,24 +442,16 @@ class EmbeddingEvaluator(StageEvaluator):
     >>> report = EmbeddingEvaluator(k=1).evaluate(
     ...     chunk_vectors={"c1": [1.0, 0.0], "c2": [0.0, 2.0]},
     ...     query_vector={"q1": [1.0, 1.0]}, relevant={"q1": ["c2"]})
-    >>> report.query_topk_recall  # cos 0.7071 for both: the tie goes to c1
+    >>> report["query_topk_recall"]  # cos 0.7071 for both: the tie goes to c1
     0.0
-    >>> round(report.similarity_margin, 12)  # 1 / sqrt(2) - 1 / sqrt(2)
+    >>> round(report["similarity_margin"], 12)  # 1 / sqrt(2) - 1 / sqrt(2)
     0.0
     """
 
     stage = "embedding"
     # "documents" too: chunks passed as a keyword are checked against them.
-    inputs = frozenset({"documents", "chunks", "queries", "relevant", "chunk_vectors",
-                        "indexed_ids", "query_vector", "ann_ids"})
-    settings_names = ("k",)
-
-    def __init__(self, *, k: int | None = None) -> None:
-        self.k = check_k(k)
-
-    def _settings(self, dataset: Dataset) -> dict[str, Any]:
-        return {"k": self.k or dataset.params.k or DEFAULT_K}
-
+    inputs = frozenset({"documents", "chunks", "queries", "relevant", "expected_evidence",
+                        "chunk_vectors", "indexed_ids", "query_vector", "ann_ids"})
     def _compute(self, dataset: Dataset, settings: Mapping[str, Any],
                  builder: ReportBuilder) -> None:
         vectors = dataset.vectors

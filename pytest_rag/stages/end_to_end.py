@@ -44,7 +44,7 @@ class EndToEndEvaluator(StageEvaluator):
     --------
     >>> report = EndToEndEvaluator().evaluate(
     ...     latency_ms={"q1": 100, "q2": 300}, cost_usd={"q1": 0.002})
-    >>> report.p50_latency_ms, report.p95_latency_ms, report.mean_cost_usd
+    >>> report["p50_latency_ms"], report["p95_latency_ms"], report["mean_cost_usd"]
     (200.0, 290.0, 0.002)
     """
 

@@ -156,7 +156,7 @@ class GenerationEvaluator(StageEvaluator):
     --------
     >>> report = GenerationEvaluator().evaluate(
     ...     answer={"q1": "Refunds within 30 days"}, reference_answer={"q1": "30 days"})
-    >>> report.exact_match, report.answer_precision, report.answer_recall   # 2/4, 2/2
+    >>> report["exact_match"], report["answer_precision"], report["answer_recall"]   # 2/4, 2/2
     (0.0, 0.5, 1.0)
     """
 

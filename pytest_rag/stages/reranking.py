@@ -9,21 +9,25 @@ import numpy as np
 
 from ..data import Dataset
 from ..ranking import first_relevant_rank, grade_matrix, ranking_metrics, scatter
-from ._base import StageEvaluator, check_k
+from ._base import RankedStageEvaluator
 from ._common import ReportBuilder
 
 __all__ = ["RerankingEvaluator"]
 
-DEFAULT_K = 5
 
 
-class RerankingEvaluator(StageEvaluator):
+class RerankingEvaluator(RankedStageEvaluator):
     """Reranking metrics: ``retrieved_ids`` is before, ``reranked_ids`` after.
 
     Parameters
     ----------
     k:
         Cut-off.  ``None``: the dataset's ``params.k``, else 5.
+    relevance_from_evidence:
+        For queries with ``expected_evidence`` but no ``relevant``, grade each
+        chunk from the gold spans: 2 when it holds a whole span, 1 when it only
+        touches one, else 0 (:mod:`pytest_rag.derived_relevance`).  Queries
+        with ``relevant`` keep it.  ``None``: ``False``.
 
     Notes
     -----
@@ -40,20 +44,13 @@ class RerankingEvaluator(StageEvaluator):
     >>> report = RerankingEvaluator(k=2).evaluate(
     ...     retrieved_ids={"q1": ["a", "b"]}, reranked_ids={"q1": ["b", "a"]},
     ...     relevant={"q1": ["b"]})
-    >>> report.mrr_at_k, report.mrr_gain, report.first_relevant_rank_change
+    >>> report["mrr_at_k"], report["mrr_gain"], report["first_relevant_rank_change"]
     (1.0, 0.5, 1.0)
     """
 
     stage = "reranking"
-    inputs = frozenset({"queries", "relevant", "retrieved_ids", "reranked_ids"})
-    settings_names = ("k",)
-
-    def __init__(self, *, k: int | None = None) -> None:
-        self.k = check_k(k)
-
-    def _settings(self, dataset: Dataset) -> dict[str, Any]:
-        return {"k": self.k or dataset.params.k or DEFAULT_K}
-
+    inputs = frozenset({"documents", "chunks", "queries", "relevant", "expected_evidence",
+                        "retrieved_ids", "reranked_ids"})
     def _compute(self, dataset: Dataset, settings: Mapping[str, Any],
                  builder: ReportBuilder) -> None:
         k = settings["k"]

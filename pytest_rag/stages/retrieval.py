@@ -10,21 +10,25 @@ import numpy as np
 from ..data import Dataset
 from ..evidence import evidence_query_indices, list_overlap
 from ..ranking import grade_matrix, ranking_metrics, scatter, top_k
-from ._base import StageEvaluator, check_k
+from ._base import RankedStageEvaluator
 from ._common import ReportBuilder, percentile, ratio
 
 __all__ = ["RetrievalEvaluator"]
 
-DEFAULT_K = 5
 
 
-class RetrievalEvaluator(StageEvaluator):
+class RetrievalEvaluator(RankedStageEvaluator):
     """Retrieval metrics of ``retrieved_ids`` at K.
 
     Parameters
     ----------
     k:
         Cut-off.  ``None``: the dataset's ``params.k``, else 5.
+    relevance_from_evidence:
+        For queries with ``expected_evidence`` but no ``relevant``, grade each
+        chunk from the gold spans: 2 when it holds a whole span, 1 when it only
+        touches one, else 0 (:mod:`pytest_rag.derived_relevance`).  Queries
+        with ``relevant`` keep it.  ``None``: ``False``.
 
     Notes
     -----
@@ -38,21 +42,13 @@ class RetrievalEvaluator(StageEvaluator):
     --------
     >>> report = RetrievalEvaluator(k=2).evaluate(
     ...     retrieved_ids={"q1": ["c2", "c1", "c3"]}, relevant={"q1": ["c1", "c3"]})
-    >>> report.precision_at_k, report.recall_at_k, report.mrr_at_k
+    >>> report["precision_at_k"], report["recall_at_k"], report["mrr_at_k"]
     (0.5, 0.5, 0.5)
     """
 
     stage = "retrieval"
     inputs = frozenset({"documents", "chunks", "queries", "relevant", "expected_evidence",
                         "retrieved_ids", "retrieval_latency_ms"})
-    settings_names = ("k",)
-
-    def __init__(self, *, k: int | None = None) -> None:
-        self.k = check_k(k)
-
-    def _settings(self, dataset: Dataset) -> dict[str, Any]:
-        return {"k": self.k or dataset.params.k or DEFAULT_K}
-
     def _compute(self, dataset: Dataset, settings: Mapping[str, Any],
                  builder: ReportBuilder) -> None:
         k = settings["k"]

@@ -1,0 +1,143 @@
+"""Chunk grades derived from gold evidence spans (the ``relevance_from_evidence`` setting).
+
+For a query that has ``expected_evidence`` but no ``relevant``, each chunk of
+the dataset gets a grade from the query's gold spans: 2 when the chunk holds a
+whole span (its positions include all of the span's positions, the rule of
+``evidence_completeness``), 1 when it only shares a position with one, else 0
+(left out of the mapping).  The grade is the maximum over the query's spans.
+Gold written once as spans so stays valid when the chunker changes.
+
+Everything is interval arithmetic on the global token line of
+:mod:`pytest_rag.positions`: chunks are grouped by length class (lengths in
+``[2^j, 2^(j+1))``) and sorted by start; per class, the chunks that can touch a
+span are one slice of that order (a chunk starting at or after the span's end
+cannot, nor can one starting more than the class's longest length before its
+start), found for all spans at once with ``searchsorted``.  Within a class
+every candidate is at least half as long as the longest, so the candidates
+that turn out not to touch stay few.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Final
+
+import numpy as np
+import numpy.typing as npt
+
+from .data import Dataset
+
+__all__ = ["relevance_from_evidence", "touching_pairs"]
+
+_IntArray = npt.NDArray[np.int64]
+
+#: Candidate (span, chunk) pairs materialised at a time (bounds memory).
+_PAIRS_PER_BATCH: Final = 1 << 22
+#: Cached properties of a dataset that do not depend on ``relevant``.
+_KEPT_CACHES: Final = ("positions", "chunk_index", "document_by_id")
+
+
+def touching_pairs(chunk_lo: _IntArray, chunk_hi: _IntArray, span_lo: _IntArray,
+                   span_hi: _IntArray) -> tuple[_IntArray, _IntArray, _IntArray]:
+    """Every (span, chunk) pair of intervals that share a position, and its grade.
+
+    Returns ``(span_row, chunk_row, grade)``: grade 2 when the chunk holds the
+    whole span, else 1.  Empty chunks and empty spans take part in no pair.
+    Pairs come grouped by length class, not in any particular order.
+    """
+    empty = np.zeros(0, dtype=np.int64)
+    length = chunk_hi - chunk_lo
+    live = np.flatnonzero(length > 0)
+    spans = np.flatnonzero(span_hi > span_lo)
+    if live.shape[0] == 0 or spans.shape[0] == 0:
+        return empty, empty, empty
+    s_lo, s_hi = span_lo[spans], span_hi[spans]
+    # floor(log2(length)) + 1, exact for lengths below 2^53.
+    klass = np.frexp(length[live].astype(np.float64))[1]
+    span_out: list[_IntArray] = []
+    chunk_out: list[_IntArray] = []
+    grade_out: list[_IntArray] = []
+    for value in np.unique(klass).tolist():
+        members = live[klass == value]
+        order = members[np.argsort(chunk_lo[members], kind="stable")]
+        lo_sorted = chunk_lo[order]
+        longest = int(length[order].max())
+        # A touching chunk has lo < span_hi and hi > span_lo, so lo > span_lo - longest.
+        first = np.searchsorted(lo_sorted, s_lo - longest + 1, side="left")
+        last = np.searchsorted(lo_sorted, s_hi, side="left")
+        counts = np.maximum(last - first, 0).astype(np.int64)
+        ends = np.cumsum(counts)
+        start = 0
+        while start < spans.shape[0]:
+            # Spans start:stop hold at most _PAIRS_PER_BATCH candidates (at least one span).
+            done = int(ends[start - 1]) if start else 0
+            stop = max(int(np.searchsorted(ends, done + _PAIRS_PER_BATCH, side="right")),
+                       start + 1)
+            part = counts[start:stop]
+            rows = np.repeat(np.arange(start, stop, dtype=np.int64), part)
+            offsets = (np.arange(rows.shape[0], dtype=np.int64)
+                       - np.repeat(np.cumsum(part) - part, part) + np.repeat(first[start:stop], part))
+            chunks = order[offsets]
+            touch = chunk_hi[chunks] > s_lo[rows]
+            rows, chunks = rows[touch], chunks[touch]
+            whole = (chunk_lo[chunks] <= s_lo[rows]) & (chunk_hi[chunks] >= s_hi[rows])
+            span_out.append(spans[rows])
+            chunk_out.append(chunks)
+            grade_out.append(1 + whole.astype(np.int64))
+            start = stop
+    return np.concatenate(span_out), np.concatenate(chunk_out), np.concatenate(grade_out)
+
+
+def relevance_from_evidence(dataset: Dataset) -> Dataset:
+    """``dataset`` with ``relevant`` derived from ``expected_evidence`` where it is absent.
+
+    Only queries without ``relevant`` (``None`` or empty) and with at least one
+    gold span holding a token are changed; their ``relevant`` becomes chunk id
+    to grade (2: holds a whole span, 1: touches one; chunks of grade 0 are left
+    out), in chunk order.  A query whose spans touch no chunk keeps its empty
+    ``relevant``.  Chunks are all of the dataset's chunks, of any document.
+    Without chunks, or with nothing to derive, ``dataset`` itself is returned.
+    """
+    queries = dataset.queries
+    if not dataset.chunks:
+        return dataset
+    wanted = np.fromiter((not query.relevant and bool(query.expected_evidence)
+                          for query in queries), dtype=bool, count=len(queries))
+    if not wanted.any():
+        return dataset
+    positions = dataset.positions
+    keep = np.flatnonzero(wanted[positions.evidence_query]
+                          & (positions.evidence_hi > positions.evidence_lo))
+    if keep.shape[0] == 0:
+        return dataset
+    span_rows, chunk_rows, grades = touching_pairs(
+        positions.chunk_lo, positions.chunk_hi,
+        positions.evidence_lo[keep], positions.evidence_hi[keep])
+    if span_rows.shape[0] == 0:
+        return dataset
+    chunk_count = len(dataset.chunks)
+    key = positions.evidence_query[keep][span_rows] * chunk_count + chunk_rows
+    # Sorted codes: per (query, chunk) key, grade 2 (low bit 0) sorts before grade 1.
+    codes = np.unique(key * 2 + (grades == 1))
+    key = codes >> 1
+    first = np.ones(key.shape[0], dtype=bool)
+    first[1:] = key[1:] != key[:-1]
+    key = key[first]
+    best = 2 - (codes[first] & 1)
+    owner, chunk = np.divmod(key, chunk_count)
+    bounds = np.flatnonzero(np.diff(owner)) + 1
+    ids = list(dataset.chunk_index)  # in chunk order: every chunk of a dataset has an id
+    derived = list(queries)
+    starts = [0, *bounds.tolist()]
+    stops = [*bounds.tolist(), int(key.shape[0])]
+    owners = owner[starts].tolist()
+    chunk_list = chunk.tolist()
+    best_list = best.tolist()
+    for index, lo, hi in zip(owners, starts, stops):
+        relevant = {ids[row]: grade for row, grade in zip(chunk_list[lo:hi], best_list[lo:hi])}
+        derived[index] = dataclasses.replace(queries[index], relevant=relevant)
+    result = dataclasses.replace(dataset, queries=tuple(derived))
+    for name in _KEPT_CACHES:  # chunks, documents and evidence are unchanged
+        if name in vars(dataset):
+            vars(result)[name] = vars(dataset)[name]
+    return result

@@ -1,0 +1,214 @@
+"""Relevance grades derived from evidence spans (``relevance_from_evidence``), by hand."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pytest_rag import EmbeddingEvaluator, RerankingEvaluator, RetrievalEvaluator
+from pytest_rag.derived_relevance import relevance_from_evidence, touching_pairs
+from pytest_rag.inputs import resolve_inputs
+
+TEXT = "alpha beta gamma. delta epsilon zeta. eta theta iota."
+# tokens: alpha 0-5, beta 6-10, gamma 11-16, delta 18-23, epsilon 24-31, zeta 32-36,
+#         eta 38-41, theta 42-47, iota 48-52
+OTHER = "one two three four"
+# tokens: one 0-3, two 4-7, three 8-13, four 14-18
+CHUNKS = [{"id": "c0", "doc_id": "d", "start": 0, "end": 17},
+          {"id": "c1", "doc_id": "d", "start": 18, "end": 37},
+          {"id": "c2", "doc_id": "d", "start": 38, "end": 53},
+          {"id": "e0", "doc_id": "e", "start": 0, "end": 8},
+          {"id": "e1", "doc_id": "e", "start": 8, "end": 18}]
+DOCUMENTS = {"d": TEXT, "e": OTHER}
+
+
+def span(doc: str, start: int, end: int) -> dict[str, Any]:
+    return {"doc_id": doc, "start": start, "end": end}
+
+
+def derived(evidence: dict[str, list[dict[str, Any]]], chunks: list[dict[str, Any]] | None = None,
+            **inputs: Any) -> dict[str, Any]:
+    data = resolve_inputs(None, {"documents": DOCUMENTS, "chunks": CHUNKS if chunks is None
+                                 else chunks, "expected_evidence": evidence, **inputs})
+    result = relevance_from_evidence(data)
+    return {query.id: None if query.relevant is None else dict(query.relevant)
+            for query in result.queries}
+
+
+def test_whole_partial_and_no_overlap() -> None:
+    grades = derived({
+        "whole": [span("d", 6, 10)],            # "beta": inside c0
+        "partial": [span("d", 12, 24)],         # "gamma. delta": c0 and c1, neither whole
+        "none": [span("d", 17, 18)],            # ". " between c0 and c1: no token
+    })
+    assert grades["whole"] == {"c0": 2}
+    assert grades["partial"] == {"c0": 1, "c1": 1}
+    assert grades["none"] is None  # no span with a token: nothing derived
+
+
+def test_grade_is_the_maximum_over_spans_and_spans_cross_documents() -> None:
+    grades = derived({"q": [span("d", 12, 24),    # touches c0 and c1
+                            span("d", 24, 31),    # "epsilon": whole in c1
+                            span("e", 4, 13)]})   # "two three": e0 and e1, partly
+    assert grades["q"] == {"c0": 1, "c1": 2, "e0": 1, "e1": 1}
+    assert list(grades["q"]) == ["c0", "c1", "e0", "e1"]  # chunk order
+
+
+def test_a_span_cut_inside_a_word_touches_both_chunks() -> None:
+    # Chunks split "three" (8..13) at 10: the token belongs to both chunks.
+    chunks = [{"id": "a", "doc_id": "e", "start": 0, "end": 10},
+              {"id": "b", "doc_id": "e", "start": 10, "end": 18}]
+    grades = derived({"q": [span("e", 8, 13)], "r": [span("e", 0, 7)]}, chunks)
+    assert grades["q"] == {"a": 2, "b": 2}  # each holds the span's only position
+    assert grades["r"] == {"a": 2}
+
+
+def test_explicit_relevant_is_kept() -> None:
+    grades = derived({"q": [span("d", 6, 10)], "r": [span("d", 6, 10)]},
+                     relevant={"q": {"c2": 3}})
+    assert grades["q"] == {"c2": 3}
+    assert grades["r"] == {"c0": 2}
+
+
+def test_spans_without_tokens_are_ignored() -> None:
+    grades = derived({"q": [span("d", 17, 18), span("d", 38, 41)]})  # ". " and "eta"
+    assert grades["q"] == {"c2": 2}
+
+
+def test_no_chunks_derives_nothing() -> None:
+    data = resolve_inputs(None, {"documents": DOCUMENTS,
+                                 "expected_evidence": {"q": [span("d", 6, 10)]}})
+    assert relevance_from_evidence(data) is data
+
+
+def test_empty_chunks_never_touch() -> None:
+    chunks = [{"id": "empty", "doc_id": "d", "start": 6, "end": 6}, *CHUNKS[:1]]
+    assert derived({"q": [span("d", 6, 10)]}, chunks)["q"] == {"c0": 2}
+
+
+def test_spans_touching_no_chunk_leave_the_query_alone() -> None:
+    chunks = [CHUNKS[2]]
+    assert derived({"q": [span("d", 6, 10)]}, chunks)["q"] is None
+
+
+def test_positions_are_reused() -> None:
+    data = resolve_inputs(None, {"documents": DOCUMENTS, "chunks": CHUNKS,
+                                 "expected_evidence": {"q": [span("d", 6, 10)]}})
+    positions = data.positions
+    assert relevance_from_evidence(data).positions is positions
+
+
+# -- invariance under re-chunking ---------------------------------------------------
+
+def test_rechunking_keeps_grade_two_for_the_chunk_holding_the_span() -> None:
+    evidence = {"q": [span("d", 19, 31)]}  # "delta epsilon"
+    fine = [{"id": f"w{i}", "doc_id": "d", "start": start, "end": end}
+            for i, (start, end) in enumerate([(0, 17), (18, 32), (33, 53)])]
+    coarse = [{"id": "all", "doc_id": "d", "start": 0, "end": 53}]
+    overlapping = [{"id": "x", "doc_id": "d", "start": 0, "end": 22},
+                   {"id": "y", "doc_id": "d", "start": 11, "end": 45}]
+    assert derived(evidence, CHUNKS)["q"] == {"c1": 2}
+    assert derived(evidence, fine)["q"] == {"w1": 2}
+    assert derived(evidence, coarse)["q"] == {"all": 2}
+    assert derived(evidence, overlapping)["q"] == {"x": 1, "y": 2}
+    # The same gold scores each chunking's own list: the chunk holding the span first.
+    for chunks, best in ((CHUNKS, "c1"), (fine, "w1"), (coarse, "all"), (overlapping, "y")):
+        report = RetrievalEvaluator(k=1, relevance_from_evidence=True).evaluate(
+            documents=DOCUMENTS, chunks=chunks, expected_evidence=evidence,
+            retrieved_ids={"q": [best]})
+        assert report.ndcg_at_k == 1.0 and report.mrr_at_k == 1.0
+
+
+# -- through the evaluators ---------------------------------------------------------
+
+GOLD = {"q1": [span("d", 6, 10), span("d", 12, 24)],   # c0: 2, c1: 1
+        "q2": [span("e", 4, 13)],                      # e0: 1, e1: 1
+        "q3": [span("d", 38, 41)]}                     # c2: 2, but q3 has relevant
+
+
+def test_retrieval_metrics_with_derived_grades() -> None:
+    kwargs: dict[str, Any] = dict(
+        documents=DOCUMENTS, chunks=CHUNKS, expected_evidence=GOLD,
+        relevant={"q3": ["c0"]},
+        retrieved_ids={"q1": ["c2", "c1"], "q2": ["e1", "c0"], "q3": ["c0", "c2"]})
+    report = RetrievalEvaluator(k=2, relevance_from_evidence=True).evaluate(**kwargs)
+    assert report.settings == {"k": 2, "relevance_from_evidence": True}
+    # q1: 1 of {c0, c1}; q2: 1 of {e0, e1}; q3: its own relevant c0 at rank 1.
+    assert report.per_query["recall_at_k"] == {"q1": 0.5, "q2": 0.5, "q3": 1.0}
+    assert report.recall_at_k == pytest.approx(2 / 3)
+    assert report.per_query["mrr_at_k"] == {"q1": 0.5, "q2": 1.0, "q3": 1.0}
+    # q1: DCG (2^1 - 1) / log2(3); IDCG (2^2 - 1) / 1 + (2^1 - 1) / log2(3).
+    ndcg_q1 = (1 / math.log2(3)) / (3 + 1 / math.log2(3))
+    assert report.per_query["ndcg_at_k"]["q1"] == pytest.approx(ndcg_q1)
+    # Token metrics do not depend on the setting.
+    plain = RetrievalEvaluator(k=2).evaluate(**kwargs)
+    assert plain.settings == {"k": 2}
+    assert plain.per_query["recall_at_k"] == {"q1": None, "q2": None, "q3": 1.0}
+    assert plain.token_recall == report.token_recall
+
+
+def test_reranking_with_derived_grades() -> None:
+    report = RerankingEvaluator(k=2, relevance_from_evidence=True).evaluate(
+        documents=DOCUMENTS, chunks=CHUNKS, expected_evidence={"q": GOLD["q1"]},
+        retrieved_ids={"q": ["c2", "c1", "c0"]}, reranked_ids={"q": ["c0", "c2", "c1"]})
+    # Before: first relevant c1 at rank 2 (MRR 1/2); after: c0 at rank 1.
+    assert report.mrr_at_k == 1.0
+    assert report.mrr_gain == 0.5
+    assert report.first_relevant_rank_change == 2 - 1
+    idcg = 3 + 1 / math.log2(3)
+    assert report.ndcg_at_k == pytest.approx(3 / idcg)
+    assert report.ndcg_gain == pytest.approx(3 / idcg - (1 / math.log2(3)) / idcg)
+    assert RerankingEvaluator(k=2).evaluate(
+        documents=DOCUMENTS, chunks=CHUNKS, expected_evidence={"q": GOLD["q1"]},
+        retrieved_ids={"q": ["c2"]}, reranked_ids={"q": ["c0"]}).values["mrr_gain"] is None
+
+
+def test_embedding_with_derived_grades() -> None:
+    vectors = {"c0": [1.0, 0.0], "c1": [0.0, 1.0], "c2": [-1.0, 0.0],
+               "e0": [0.0, -1.0], "e1": [1.0, 1.0]}
+    report = EmbeddingEvaluator(k=1, relevance_from_evidence=True).evaluate(
+        documents=DOCUMENTS, chunks=CHUNKS, expected_evidence={"q": GOLD["q1"]},
+        chunk_vectors=vectors, query_vector={"q": [1.0, 0.0]})
+    # Gold {c0, c1}; the exact top 1 is c0: recall 1/2.
+    assert report.query_topk_recall == 0.5
+    assert report.positive_similarity == pytest.approx((1.0 + 0.0) / 2)
+    assert report.negative_similarity == pytest.approx((-1.0 + 0.0 + 1 / math.sqrt(2)) / 3)
+    assert report.settings == {"k": 1, "relevance_from_evidence": True}
+
+
+def test_setting_is_validated_and_none_is_false() -> None:
+    assert RetrievalEvaluator(relevance_from_evidence=None).relevance_from_evidence is False
+    with pytest.raises(ValueError, match="relevance_from_evidence must be True or False"):
+        RetrievalEvaluator(relevance_from_evidence=1)  # type: ignore[arg-type]
+    for cls in (RetrievalEvaluator, RerankingEvaluator, EmbeddingEvaluator):
+        assert "relevance_from_evidence" in cls.settings_names
+
+
+# -- the vectorized pairs against a brute force -------------------------------------
+
+intervals = st.lists(st.tuples(st.integers(0, 60), st.integers(0, 40)), max_size=25)
+
+
+@settings(max_examples=300, derandomize=True, deadline=None, database=None)
+@given(chunks=intervals, spans=intervals)
+def test_touching_pairs_matches_brute_force(chunks: list[tuple[int, int]],
+                                            spans: list[tuple[int, int]]) -> None:
+    def arrays(pairs: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
+        lo = np.asarray([a for a, _ in pairs], dtype=np.int64)
+        return lo, lo + np.asarray([b for _, b in pairs], dtype=np.int64)
+
+    c_lo, c_hi = arrays(chunks)
+    s_lo, s_hi = arrays(spans)
+    rows, cols, grades = touching_pairs(c_lo, c_hi, s_lo, s_hi)
+    got = sorted(zip(rows.tolist(), cols.tolist(), grades.tolist()))
+    expected = sorted(
+        (s, c, 2 if c_lo[c] <= s_lo[s] and c_hi[c] >= s_hi[s] else 1)
+        for s in range(len(spans)) for c in range(len(chunks))
+        if s_hi[s] > s_lo[s] and c_hi[c] > c_lo[c]
+        and set(range(c_lo[c], c_hi[c])) & set(range(s_lo[s], s_hi[s])))
+    assert got == expected
