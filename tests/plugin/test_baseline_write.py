@@ -16,7 +16,7 @@ import pytest
 from ragproject import BASELINE, FEWER_PLUGINS, WORSE, set_inputs
 
 #: How many times test_baseline_kill_* kills a writing pytest.
-KILLS = 5
+KILLS = 50  # issue: 50 interrupted writes, the baseline always complete
 
 
 def _temporary_files(folder: Path) -> list[str]:
