@@ -31,6 +31,23 @@ BASELINE_VERSION = 1
 WORSE_QUERIES_SHOWN = 5
 
 
+def _number_or_null(value: object) -> bool:
+    """JSON null or a number that fits a finite float (``bool`` is not a number)."""
+    if value is None:
+        return True
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:  # an integer beyond the float range
+        return False
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 class BaselineError(Exception):
     """A baseline file that is missing, corrupt or of another version."""
 
@@ -61,6 +78,9 @@ class Baseline:
             raise BaselineError(f"cannot read baseline file {str(path)!r}: {error}") from None
         try:
             data = json.loads(text)
+        except RecursionError:
+            raise BaselineError(f"baseline file {str(path)!r} is nested too deeply to be a "
+                                "baseline") from None
         except json.JSONDecodeError as error:
             raise BaselineError(
                 f"baseline file {str(path)!r} is not valid JSON (line {error.lineno}, column "
@@ -97,14 +117,18 @@ class Baseline:
                     raise bad(place, "expected an object with 'metrics'")
                 for key, metric in entry["metrics"].items():
                     value = metric.get("value") if isinstance(metric, dict) else metric
-                    if value is not None and (isinstance(value, bool)
-                                              or not isinstance(value, (int, float))
-                                              or not math.isfinite(value)):
-                        raise bad(f"{place}.metrics.{key}", f"expected a number or null, got {value!r}")
+                    if not _number_or_null(value):
+                        raise bad(f"{place}.metrics.{key}",
+                                  f"expected a finite number or null, got {_short(value)}")
                 per_query = entry.get("per_query", {})
                 if not isinstance(per_query, dict) or not all(
                         isinstance(values, dict) for values in per_query.values()):
                     raise bad(f"{place}.per_query", "expected an object of objects")
+                for key, values in per_query.items():
+                    for query, value in values.items():
+                        if not _number_or_null(value):
+                            raise bad(f"{place}.per_query.{key}[{query!r}]",
+                                      f"expected a finite number or null, got {_short(value)}")
         return cls(tests)
 
     def entry(self, nodeid: str, stage: str) -> Mapping[str, Any] | None:

@@ -54,6 +54,8 @@ def load_scores(path: Path) -> Baseline:
     except json.JSONDecodeError as error:
         raise BaselineError(f"{path}: not valid JSON (line {error.lineno}, column "
                             f"{error.colno}: {error.msg})") from None
+    except RecursionError:
+        raise BaselineError(f"{path}: nested too deeply to be a baseline or report") from None
     if isinstance(data, dict) and data.get("format") == REPORT_FORMAT:
         data = {"format": BASELINE_FORMAT, "version": BASELINE_VERSION,
                 "tests": data.get("tests")}

@@ -49,5 +49,11 @@ def evaluate_dataset(dataset: Dataset, stages: Iterable[str] | None = None,
     them and override the dataset's ``params``.  Stages without data return a
     report whose values are all ``None``.
     """
-    chosen = list(STAGES if stages is None else stages)
+    if stages is None:
+        chosen = list(STAGES)
+    elif isinstance(stages, str) or not isinstance(stages, Iterable):
+        raise TypeError(f"stages must be a list of stage names ({', '.join(STAGES)}), "
+                        f"got {stages!r}")
+    else:
+        chosen = list(stages)
     return {stage: make_evaluator(stage, **settings).evaluate(dataset) for stage in chosen}

@@ -175,7 +175,7 @@ class Parser:
         if type(value) is list or type(value) is tuple:  # the common case, without ABC checks
             return value
         if (isinstance(value, (str, bytes, bytearray, Mapping, set, frozenset))
-                or not isinstance(value, Iterable)):
+                or not isinstance(value, Iterable) or getattr(value, "ndim", None) == 0):
             self.fail(place, f"expected a list, got {_describe(value)}")
         return value if isinstance(value, Sequence) else list(value)
 

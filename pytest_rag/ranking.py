@@ -88,13 +88,16 @@ def grade_matrix(lists: Sequence[Sequence[str] | None],
     # ideal list (grade-0 ids only pad it with zeros, as an empty slot does).
     order = np.lexsort((-grades, owner))
     rank = np.arange(grades.shape[0], dtype=np.int64) - np.repeat(np.cumsum(sizes) - sizes, sizes)
-    best = rank < k
-    ideal = np.zeros((count, k), dtype=np.int64)
+    # Columns past the longest list and the largest gold are all zero: the
+    # matrices stop there, however large K is (K itself still divides P@K).
+    width = max(1, min(k, max(max(lengths, default=0), int(sizes.max()) if count else 0)))
+    best = rank < width
+    ideal = np.zeros((count, width), dtype=np.int64)
     ideal[owner[best], rank[best]] = grades[order][best]
     scored = relevant_count > 0  # a query whose gold grades are all 0 is not scored
     return GradeMatrix(
         np.asarray(candidates, dtype=np.int64)[scored],
-        _pack(flat, np.asarray(lengths, dtype=np.int64), count, k)[scored],
+        _pack(flat, np.asarray(lengths, dtype=np.int64), count, width)[scored],
         ideal[scored],
         relevant_count[scored],
         k,
@@ -124,7 +127,7 @@ def ranking_metrics(matrix: GradeMatrix) -> dict[str, FloatArray]:
     found = hits.sum(axis=1).astype(np.float64)
     precision = found / k
     recall = found / matrix.relevant_count
-    ranks = np.arange(1, k + 1, dtype=np.float64)
+    ranks = np.arange(1, grades.shape[1] + 1, dtype=np.float64)  # min(K, what any list holds)
     any_hit = hits.any(axis=1)
     first = np.argmax(hits, axis=1)
     mrr = np.where(any_hit, 1.0 / (first + 1), 0.0)
@@ -133,7 +136,9 @@ def ranking_metrics(matrix: GradeMatrix) -> dict[str, FloatArray]:
     idcg = ((np.exp2(matrix.ideal) - 1.0) * discount).sum(axis=1)
     ndcg = dcg / idcg
     precision_at = np.cumsum(hits, axis=1) / ranks
-    ap = (precision_at * hits).sum(axis=1) / np.minimum(matrix.relevant_count, k)
+    # min(#relevant, K); K is capped first so that a huge K fits an int64.
+    ap = (precision_at * hits).sum(axis=1) / np.minimum(
+        matrix.relevant_count, min(k, int(matrix.relevant_count.max(initial=1))))
     return {
         "precision_at_k": precision,
         "recall_at_k": recall,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 
 from tabulate import tabulate
@@ -18,6 +19,8 @@ def format_value(value: float | None, digits: int = 4) -> str:
     """A metric value for people: ``None`` is ``not measured``, never 0."""
     if value is None:
         return "not measured"
+    if not math.isfinite(value):
+        return str(value)
     if value == int(value) and abs(value) < 1e15:
         return str(int(value)) if abs(value) >= 10 else f"{value:.{digits}f}"
     return f"{value:.{digits}f}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
@@ -21,7 +22,10 @@ def mean(values: FloatArray) -> float | None:
     valid = values[~np.isnan(values)]
     if valid.shape[0] == 0:
         return None
-    return float(valid.mean())
+    result = float(valid.mean())
+    if not math.isfinite(result):  # the sum of huge finite values overflowed
+        result = float((valid / valid.shape[0]).sum())
+    return result
 
 
 def ratio(numerator: npt.ArrayLike, denominator: npt.ArrayLike) -> FloatArray:

@@ -79,19 +79,20 @@ class NonFiniteVector(ValueError):
         super().__init__(f"vector {row} holds NaN or infinity, or its norm overflows")
 
 
-def _unit_rows(block: FloatArray) -> tuple[FloatArray, FloatArray]:
+def _unit_rows(block: FloatArray, out: FloatArray | None = None) -> tuple[FloatArray, FloatArray]:
     """Euclidean norms of the rows of ``block`` and the rows scaled to norm 1.
 
     A zero row keeps norm 0 and stays zero.  Rows whose plain norm would
     underflow or overflow are recomputed after scaling by their largest
     absolute value; a row with NaN or infinity gets a non-finite norm.
+    The unit rows are written to ``out`` when given (its shape is ``block``'s).
     """
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         norms = np.sqrt(np.einsum("ij,ij->i", block, block))
         bad = ~((norms > _NORM_LOW) & (norms < _NORM_HIGH))
         inverse = np.zeros_like(norms)
         np.divide(1.0, norms, out=inverse, where=~bad)
-        unit = block * inverse[:, None]
+        unit = np.multiply(block, inverse[:, None], out=out)
         if bad.any():
             rows = block[bad]
             scale = np.abs(rows).max(axis=1)
@@ -352,14 +353,13 @@ def scan_vectors(matrix: npt.NDArray[Any], queries: FloatArray, k: int,
             end = min(sub + _CACHE_ROWS, hi)
             rows = slice(sub, end) if order is None else order[sub:end]
             block = np.asarray(matrix[rows], dtype=np.float64)
-            block_norms, block_unit = _unit_rows(block)
+            block_norms, block_unit = _unit_rows(block, unit[sub - lo:end - lo])
             if not np.isfinite(block_norms).all():
                 first_bad = int(np.flatnonzero(~np.isfinite(block_norms))[0])
                 raise NonFiniteVector(sub + first_bad if order is None
                                       else int(order[sub + first_bad]))
             norms[rows] = block_norms
             hashes[rows] = _row_hashes(block, multipliers)
-            unit[sub - lo:end - lo] = block_unit
             unit32[sub - lo:end - lo] = block_unit
         for part in range(0, width, _SUM_ROWS):
             unit_sum += unit[part:min(part + _SUM_ROWS, width)].sum(axis=0)

@@ -378,7 +378,7 @@ BAD_FILES = {
               ": version: version 2 is newer than this pytest-rag reads (1); upgrade pytest-rag"),
     "shape": ('{"format": "pytest-rag-baseline", "version": 1, "tests": {"t": {"retrieval": '
               '{"metrics": {"recall_at_k": {"value": "high"}}}}}}',
-              ": tests['t']['retrieval'].metrics.recall_at_k: expected a number or null, got "
+              ": tests['t']['retrieval'].metrics.recall_at_k: expected a finite number or null, got "
               "'high'"),
 }
 
