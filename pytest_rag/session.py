@@ -319,21 +319,15 @@ class RagSession:
         self._write_baseline(session)
         self.scorecard = build_scorecard(self.records, self.checks, self.diffs, self.specs,
                                          self.outcomes)
-        for path, text in ((self.options.report_json, None), (self.options.report_md, None)):
+        scorecard = self.scorecard
+        writers = ((self.options.report_json, _write_json_report),
+                   (self.options.report_md, _append_markdown_report))
+        for path, write in writers:
             if path is None:
                 continue
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
-                if path == self.options.report_json:
-                    import json
-
-                    text = json.dumps(self.scorecard.to_json(), indent=2, sort_keys=True,
-                                      allow_nan=False) + "\n"
-                    path.write_text(text, encoding="utf-8")
-                else:
-                    with path.open("a" if path.exists() and path.stat().st_size else "w",
-                                   encoding="utf-8") as stream:
-                        stream.write(self.scorecard.markdown() + "\n")
+                write(path, scorecard)
                 self.notes.append(f"wrote {path}")
             except OSError as error:
                 self.notes.append(f"could not write {path}: {error.strerror or error}")
@@ -407,6 +401,19 @@ class RagSession:
                     "can be tightened (--rag-update-baseline)")
         for note in self.notes:
             terminalreporter.write_line(f"pytest-rag: {note}")
+
+
+def _write_json_report(path: Path, scorecard: Scorecard) -> None:
+    import json
+
+    text = json.dumps(scorecard.to_json(), indent=2, sort_keys=True, allow_nan=False)
+    path.write_text(text + "\n", encoding="utf-8")
+
+
+def _append_markdown_report(path: Path, scorecard: Scorecard) -> None:
+    """Append, as a CI step summary expects (a new or empty file is simply written)."""
+    with path.open("a", encoding="utf-8") as stream:
+        stream.write(scorecard.markdown() + "\n")
 
 
 def _headline(failures: list[str]) -> str:
