@@ -54,6 +54,9 @@ NUMBER_FIELDS = ("retrieval_latency_ms", "generation_latency_ms", "latency_ms",
                  "cost_usd", "total_tokens")
 CLAIM_KEYS = ("claim", "supported")
 
+#: The largest relevance grade: its nDCG gain 2**grade - 1 must stay a finite float
+#: even summed over a long list.
+MAX_GRADE = 100
 #: Files larger than this are refused rather than read into memory.
 MAX_FILE_BYTES = 512 * 1024 * 1024
 
@@ -191,8 +194,10 @@ class Parser:
         return text
 
     def strings(self, value: object, place: str) -> tuple[str, ...]:
-        return tuple(self.string(item, f"{place}[{i}]")
-                     for i, item in enumerate(self.sequence(value, place)))
+        items = self.sequence(value, place)
+        if _only(items, _STR):  # str(item) is the item itself
+            return tuple(items)
+        return tuple(self.string(item, f"{place}[{i}]") for i, item in enumerate(items))
 
     def ids(self, value: object, place: str) -> tuple[str, ...]:
         items = self.sequence(value, place)
@@ -537,11 +542,15 @@ class Parser:
     def relevant(self, value: object, place: str) -> dict[str, int] | None:
         """Chunk id to grade: a mapping of grades (whole numbers >= 0) or a list (grade 1)."""
         if (type(value) is dict and _only(value, _STR) and _only(value.values(), _INT)
-                and (not value or min(value.values()) >= 0)):
+                and (not value or 0 <= min(value.values()) <= max(value.values()) <= MAX_GRADE)):
             return dict(value) or None  # plain grades: the checks below would pass
         if isinstance(value, Mapping):
             raw = self.mapping(value, place)
             grades = {key: self.integer(grade, _join(place, key), 0) for key, grade in raw.items()}
+            for key, grade in grades.items():
+                if grade > MAX_GRADE:
+                    self.fail(_join(place, key), f"a grade must be <= {MAX_GRADE} (its nDCG gain "
+                                                 f"is 2**grade - 1), got {grade}")
         elif isinstance(value, (str, bytes, set, frozenset)) or not isinstance(value, Iterable):
             self.fail(place, "expected a list of chunk ids or a mapping of chunk id to grade, "
                              f"got {_describe(value)}")

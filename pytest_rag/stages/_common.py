@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from functools import partial
+from operator import attrgetter, is_not
 
 import numpy as np
 import numpy.typing as npt
 
-from ..data import Dataset
+from ..data import RUN_FIELDS, Dataset
 from ..registry import MetricSpec
 from ..report import Report
 
@@ -94,10 +96,17 @@ def available(dataset: Dataset, settings: Mapping[str, object], name: str) -> bo
         return vectors is not None and bool(vectors.sentences)
     if name == "indexed_ids":
         return vectors is not None and vectors.indexed_ids is not None
+    # The scans below run in C until the first value that is given.
     if name in _GOLD_FIELDS:
-        attribute = _GOLD_FIELDS[name]
-        return any(_has(getattr(query, attribute)) for query in dataset.queries)
-    return any(_has(getattr(entry, name, None)) for entry in dataset.run.values())
+        values = map(attrgetter(_GOLD_FIELDS[name]), dataset.queries)
+    elif name in RUN_FIELDS:
+        values = map(attrgetter(name), dataset.run.values())
+    else:
+        return False
+    return any(map(_has, filter(_given, values)))
+
+
+_given = partial(is_not, None)
 
 
 class ReportBuilder:
@@ -128,11 +137,14 @@ class ReportBuilder:
 
     def build(self) -> Report:
         missing: dict[str, str] = {}
+        given: dict[str, bool] = {}  # each input is looked for once
         for spec in self.specs:
             if self.values[spec.key] is not None:
                 continue
-            absent = [name for name in spec.needs
-                      if not available(self.dataset, self.settings, name)]
+            for name in spec.needs:
+                if name not in given:
+                    given[name] = available(self.dataset, self.settings, name)
+            absent = [name for name in spec.needs if not given[name]]
             if absent:
                 missing[spec.key] = "needs " + ", ".join(absent)
             elif spec.key in self.reasons:

@@ -33,7 +33,8 @@ def answer_metrics(dataset: Dataset, *, rouge: bool = True,
     end stage; ``rouge=False`` leaves ``rouge_l_f1`` all NaN.
     """
     count = len(dataset.queries)
-    out = {key: np.full(count, _NAN) for key in _ANSWER_KEYS}
+    rows: list[int] = []
+    scored: list[tuple[float, ...]] = []
     run = dataset.run
     for i, query in enumerate(dataset.queries):
         entry = run.get(query.id)
@@ -44,8 +45,13 @@ def answer_metrics(dataset: Dataset, *, rouge: bool = True,
                               rouge=rouge)
         if scores is None:  # pragma: no cover - references are not empty here
             continue
-        for key, value in zip(_ANSWER_KEYS, scores):
-            out[key][i] = value
+        rows.append(i)
+        scored.append(scores)
+    # One array per metric at the end, rather than five item assignments per query.
+    columns = np.array(scored, dtype=np.float64).reshape(len(scored), len(_ANSWER_KEYS))
+    out = {key: np.full(count, _NAN) for key in _ANSWER_KEYS}
+    for j, key in enumerate(_ANSWER_KEYS):
+        out[key][rows] = columns[:, j]
     return out
 
 

@@ -403,11 +403,21 @@ def _vector_variants(value: list[Any], vector_place: bool) -> st.SearchStrategy[
 
     0-d arrays only at a vector's place: KNOWN_BUGS["zero-d-array"].
     """
-    zero_d = [np.array(1.0), np.array(value[0] if value else 0.0)] if vector_place else []
+    def array(items: Any, dtype: Any = None) -> list[Any]:
+        """``[np.asarray(items, dtype)]``, or nothing when numpy cannot convert them
+        (NaN or a huge number into an integer dtype is the test's problem, not the package's)."""
+        try:
+            with np.errstate(all="ignore"):
+                return [np.asarray(items, dtype=dtype)]
+        except (ValueError, OverflowError, TypeError):
+            return []
+
+    zero_d = [np.array(1.0), *array(value[0] if value else 0.0)] if vector_place else []
+    row = array(value)
     return st.sampled_from([
-        *zero_d, np.asarray(value)[None, :],
-        np.array([]), np.asarray(value, dtype=np.float16), np.asarray(value, dtype=np.int32),
-        np.asarray([value, value]), np.asarray(value, dtype=object),
+        *zero_d, *([row[0][None, :]] if row and row[0].ndim == 1 else []),
+        np.array([]), *array(value, np.float16), *array(value, np.int32),
+        *array([value, value]), *array(value, object),
         value + [0.5], value[:-1], [], [value], [[*value], [*value, 1.0]], value + [float("nan")],
         [*value[:-1], "1.0"] if value else ["1.0"], [*value[:-1], float("inf")] if value else [1e308],
         [1e300] * max(len(value), 1), [-0.0] * max(len(value), 1), [True] * max(len(value), 1),

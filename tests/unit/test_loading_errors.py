@@ -837,3 +837,13 @@ def test_arbitrary_yaml_text_gives_a_dataset_error_or_a_dataset(text: str) -> No
         parse_dataset(load_yaml(text, "gold.yaml"), source="gold.yaml")
     except DatasetError as error:
         assert str(error).startswith("gold.yaml")
+
+
+def test_a_huge_grade_is_refused_with_its_place() -> None:
+    # Found by the deep fuzz run: 2**63 overflowed the grade matrix instead.
+    raw = {"queries": [{"id": "q1", "relevant": {"c0": 2**63}}]}
+    with pytest.raises(DatasetError) as info:
+        parse_dataset(raw, source="gold.json")
+    assert str(info.value) == ("gold.json: queries[0].relevant.c0: a grade must be <= 100 (its "
+                               "nDCG gain is 2**grade - 1), got 9223372036854775808")
+    assert parse_dataset({"queries": [{"id": "q1", "relevant": {"c0": 100}}]}).queries[0].relevant
