@@ -1,0 +1,68 @@
+"""Smoke tests of the benchmark harness (``run.py``): no timing is asserted.
+
+The first runs every workload at a fiftieth of the full size, without the
+peak-memory processes (the quick mode's tenth takes about a minute, too long
+for the suite), and needs every peer: it skips, naming them, when one is
+missing (``pip install -e '.[bench]'``).  The second needs no peer: it hides
+them, checks that the harness reports each as "not installed" instead of
+failing, and measures peak memory for the sides that remain.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+RUN = HERE / "run.py"
+PEERS = ("ranx", "pytrec_eval", "rouge_score", "faiss")
+WORKLOADS = ("ranking", "evidence", "embedding", "answers", "plugin")
+
+
+def _run(args: list[str], tmp_path: Path, prelude: str = "") -> tuple[subprocess.CompletedProcess[str], dict]:
+    out = tmp_path / "rows.json"
+    code = (f"import sys, runpy; {prelude}"
+            f"sys.argv = [{str(RUN)!r}, *{[*args, '--json', str(out)]!r}]; "
+            f"runpy.run_path({str(RUN)!r}, run_name='__main__')")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False,
+                          cwd=HERE.parent.parent)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return done, json.loads(out.read_text(encoding="utf-8"))
+
+
+def test_every_workload_runs_and_every_peer_agrees(tmp_path: Path) -> None:
+    missing = [name for name in PEERS if importlib.util.find_spec(name) is None]
+    if missing:
+        pytest.skip(f"benchmark peers not installed: {', '.join(missing)} "
+                    "(pip install -e '.[bench]')")
+    done, result = _run(["--scale", "0.02", "--repeat", "1", "--no-memory"], tmp_path)
+    rows = result["rows"]
+    assert {row["workload"].split(":")[0] for row in rows} == set(WORKLOADS)
+    compared = [row for row in rows if not row["workload"].startswith("plugin")]
+    assert compared and all(row["agreement"].startswith("agree (") for row in compared), [
+        (row["workload"], row["peer"], row["agreement"]) for row in compared]
+    assert all(row["rag_seconds"] and row["peer_seconds"] for row in compared)
+    table = done.stdout
+    for name in WORKLOADS:
+        assert f"| {name}" in table
+    assert "| ratio " in table and "MISMATCH" not in table
+
+
+def test_a_missing_peer_is_a_row_not_a_crash(tmp_path: Path) -> None:
+    hide = "".join(f"sys.modules[{name!r}] = None; " for name in PEERS)
+    done, result = _run(["--scale", "0.005", "--repeat", "1", "--only",
+                         "ranking,embedding,answers"], tmp_path, prelude=hide)
+    rows = {(row["workload"], row["peer"]): row for row in result["rows"]}
+    for peer in ("pytrec_eval", "ranx", "faiss IndexFlatIP", "rouge-score rougeL"):
+        row = next(row for (_, name), row in rows.items() if name == peer)
+        assert row["status"] == "not installed" and row["peer_seconds"] is None
+    numpy_row = rows[("embedding", "numpy blocked matmul")]
+    assert numpy_row["agreement"].startswith("agree (")
+    assert numpy_row["rag_mib"] is not None and numpy_row["peer_mib"] is not None
+    assert rows[("answers", "SQuAD v1.1 logic (EM + F1)")]["agreement"].startswith("agree (")
+    assert "not installed" in done.stdout
