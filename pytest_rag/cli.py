@@ -12,6 +12,7 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
+from .argtypes import non_negative, positive_int, significance_level
 from .errors import DatasetError
 from .registry import STAGES
 
@@ -20,36 +21,6 @@ __all__ = ["main"]
 EXIT_OK = 0
 EXIT_REGRESSION = 1
 EXIT_BAD_INPUT = 2
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
-    return value
-
-
-def _alpha(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {text!r}")
-    return value
-
-
-def _non_negative(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not value >= 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text!r}")
-    return value
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -68,7 +39,7 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--format", choices=("table", "json"), default="table",
                           help="table: one table per stage (default); json: one object "
                                "{stage: {key: value}} with null for not measured")
-    evaluate.add_argument("--k", type=_positive_int, default=None,
+    evaluate.add_argument("--k", type=positive_int, default=None,
                           help="top K for retrieval, reranking and embedding "
                                "(default: the file's params.k, else 5)")
     evaluate.add_argument("--allow-outside-paths", action="store_true",
@@ -86,12 +57,12 @@ def _parser() -> argparse.ArgumentParser:
                     "metric, with a paired randomization test and a bootstrap interval.")
     diff.add_argument("old", metavar="OLD", help="the reference baseline or report")
     diff.add_argument("new", metavar="NEW", help="the baseline or report to judge")
-    diff.add_argument("--significance", type=_alpha, default=None, metavar="ALPHA",
+    diff.add_argument("--significance", type=significance_level, default=None, metavar="ALPHA",
                       help="a regression fails only when also significant at ALPHA "
                            "(e.g. 0.05); otherwise it is reported as within noise")
-    diff.add_argument("--tolerance", type=_non_negative, default=0.01, metavar="AMOUNT",
+    diff.add_argument("--tolerance", type=non_negative, default=0.01, metavar="AMOUNT",
                       help="absolute tolerance for ratio metrics (default 0.01)")
-    diff.add_argument("--relative-tolerance", type=_non_negative, default=0.10,
+    diff.add_argument("--relative-tolerance", type=non_negative, default=0.10,
                       metavar="FRACTION",
                       help="relative tolerance for latency, cost and tokens (default 0.10)")
     diff.add_argument("--all", action="store_true", help="also list unchanged metrics")

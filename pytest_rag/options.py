@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from .argtypes import non_negative, significance_level
 from .registry import MetricSpec
 from .thresholds import Threshold, Tolerances, parse_threshold
 
@@ -19,26 +19,6 @@ __all__ = ["RagOptions", "add_options"]
 DEFAULT_BASELINE = "rag-baseline.json"
 _FROM_INI = "\0ini"
 SCORECARD_MODES = ("off", "summary", "full")
-
-
-def _non_negative(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text!r}")
-    return value
-
-
-def _alpha(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {text!r}")
-    return value
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -57,11 +37,11 @@ def add_options(parser: pytest.Parser) -> None:
                     help="on a full run, remove baseline entries of tests that no longer exist")
     group.addoption("--rag-strict", dest="rag_strict", action="store_true",
                     help="with --rag-baseline, fail a test whose stage has no baseline entry")
-    group.addoption("--rag-tolerance", dest="rag_tolerance_cli", type=_non_negative,
+    group.addoption("--rag-tolerance", dest="rag_tolerance_cli", type=non_negative,
                     default=None, metavar="AMOUNT",
                     help="absolute tolerance for ratio metrics (overrides ini rag_tolerance, "
                          "default 0.01)")
-    group.addoption("--rag-significance", dest="rag_significance", type=_alpha, default=None,
+    group.addoption("--rag-significance", dest="rag_significance", type=significance_level, default=None,
                     metavar="ALPHA",
                     help="with --rag-baseline, a regression beyond the tolerance fails only when a "
                          "paired randomization test over the per-query values finds it "
@@ -124,7 +104,7 @@ def _ini_int(config: pytest.Config, name: str, minimum: int) -> int | None:
 def _ini_float(config: pytest.Config, name: str) -> float:
     text = str(config.getini(name)).strip()
     try:
-        return _non_negative(text)
+        return non_negative(text)
     except argparse.ArgumentTypeError as error:
         raise pytest.UsageError(f"ini {name}: {error}") from None
 
@@ -214,10 +194,10 @@ class RagOptions:
         }
 
         significance = option.rag_significance
-        ini_alpha = str(config.getini("rag_significance")).strip()
-        if significance is None and ini_alpha:
+        inisignificance_level = str(config.getini("rag_significance")).strip()
+        if significance is None and inisignificance_level:
             try:
-                significance = _alpha(ini_alpha)
+                significance = significance_level(inisignificance_level)
             except argparse.ArgumentTypeError as error:
                 raise pytest.UsageError(f"ini rag_significance: {error}") from None
 
