@@ -163,9 +163,17 @@ def token_scores(answer: Sequence[str], reference: Sequence[str]) -> tuple[float
     return precision, recall, 2 * precision * recall / (precision + recall)
 
 
+#: ``1 << i``, for the match masks of token lists without a repeat.
+_POWERS: Final = tuple(1 << i for i in range(1024))
+
+
 def _masks(tokens: Sequence[str]) -> dict[str, int]:
     """Bit ``i`` of ``masks[w]`` is set when ``tokens[i] == w``."""
-    masks: dict[str, int] = {}
+    if len(tokens) <= len(_POWERS):
+        masks = dict(zip(tokens, _POWERS))  # one bit per token when no token repeats
+        if len(masks) == len(tokens):
+            return masks
+    masks = {}
     get = masks.get
     bit = 1
     for token in tokens:

@@ -619,6 +619,8 @@ class Parser:
         """A reference answer, or a list of acceptable answers."""
         if isinstance(value, str):
             return (str(value),)
+        if type(value) is list or type(value) is tuple:
+            return self.strings(value, place)
         if isinstance(value, (bytes, Mapping, set, frozenset)) or not isinstance(value, Iterable):
             self.fail(place, f"expected a string or a list of strings, got {_describe(value)}")
         return self.strings(value, place)

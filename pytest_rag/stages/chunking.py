@@ -14,9 +14,6 @@ interval arithmetic (:mod:`pytest_rag.intervals`), never sets of positions.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from functools import reduce
-from itertools import repeat
-from operator import add, sub, truediv
 from typing import Any, Final
 
 import numpy as np
@@ -122,18 +119,13 @@ def _jaccard(left: set[str], right: set[str]) -> float:
 
 
 def _mean_pair_jaccard(parts: list[set[str]]) -> float:
-    """Mean Jaccard overlap of all pairs of (non-empty) sets; at least 2 sets.
-
-    Pairs ``(i, j)``, ``i < j``, in row order, each ``|A ∩ B| / (|A| + |B| -
-    |A ∩ B|)`` added to the running total in turn; the pairs of one row are
-    computed by C-level ``map`` calls rather than a Python loop.
-    """
+    """Mean Jaccard overlap of all pairs of (non-empty) sets; at least 2 sets."""
     sizes = [len(part) for part in parts]
     total = 0.0
     for i, (part, size) in enumerate(zip(parts, sizes)):
-        inters = list(map(len, map(part.intersection, parts[i + 1:])))
-        unions = map(sub, map(add, repeat(size), sizes[i + 1:]), inters)
-        total = reduce(add, map(truediv, inters, unions), total)
+        for other, other_size in zip(parts[i + 1:], sizes[i + 1:]):
+            inter = len(part & other)
+            total += inter / (size + other_size - inter)
     count = len(parts)
     return total / (count * (count - 1) / 2)
 

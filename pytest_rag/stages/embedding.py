@@ -110,16 +110,23 @@ def _hash_multipliers(dim: int) -> npt.NDArray[np.uint64]:
     return odd
 
 
-def _row_hashes(block: FloatArray, multipliers: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
+def _row_hashes(block: npt.NDArray[Any], multipliers: npt.NDArray[np.uint64]
+                ) -> npt.NDArray[np.uint64]:
     """A 64-bit hash of each row's values (``-0.0`` hashes as ``0.0``).
 
     Equal rows always get equal hashes; unequal rows rarely do, and
     :func:`_count_distinct` checks every candidate pair by value.  The bits of
-    each value are folded (``x ^ x >> 29``) before the weighted sum, so that
-    round numbers, whose low mantissa bits are all zero, still spread over the
+    each value are folded (``x ^ x >> 29``, or ``>> 13`` for the 32 bits of a
+    float32 block, hashed as it is) before the weighted sum, so that round
+    numbers, whose low mantissa bits are all zero, still spread over the
     whole hash.
     """
-    bits = np.ascontiguousarray(block + 0.0).view(np.uint64)
+    if block.dtype == np.float32:
+        bits32 = np.ascontiguousarray(block + np.float32(0.0)).view(np.uint32)
+        bits32 ^= bits32 >> np.uint32(13)
+        hashes32: npt.NDArray[np.uint64] = np.einsum("ij,j->i", bits32, multipliers)
+        return hashes32
+    bits = np.ascontiguousarray(np.asarray(block, dtype=np.float64) + 0.0).view(np.uint64)
     bits ^= bits >> np.uint64(29)
     # einsum, not ``@``: numpy has no BLAS for integers, and its einsum loop
     # is several times faster than its integer matmul (same wrapping sums).
@@ -352,14 +359,15 @@ def scan_vectors(matrix: npt.NDArray[Any], queries: FloatArray, k: int,
         for sub in range(lo, hi, _CACHE_ROWS):
             end = min(sub + _CACHE_ROWS, hi)
             rows = slice(sub, end) if order is None else order[sub:end]
-            block = np.asarray(matrix[rows], dtype=np.float64)
+            raw = matrix[rows]
+            block = np.asarray(raw, dtype=np.float64)
             block_norms, block_unit = _unit_rows(block, unit[sub - lo:end - lo])
             if not np.isfinite(block_norms).all():
                 first_bad = int(np.flatnonzero(~np.isfinite(block_norms))[0])
                 raise NonFiniteVector(sub + first_bad if order is None
                                       else int(order[sub + first_bad]))
             norms[rows] = block_norms
-            hashes[rows] = _row_hashes(block, multipliers)
+            hashes[rows] = _row_hashes(raw if raw.dtype == np.float32 else block, multipliers)
             unit32[sub - lo:end - lo] = block_unit
         for part in range(0, width, _SUM_ROWS):
             unit_sum += unit[part:min(part + _SUM_ROWS, width)].sum(axis=0)

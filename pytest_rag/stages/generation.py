@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -48,7 +49,8 @@ def answer_metrics(dataset: Dataset, *, rouge: bool = True,
         rows.append(i)
         scored.append(scores)
     # One array per metric at the end, rather than five item assignments per query.
-    columns = np.array(scored, dtype=np.float64).reshape(len(scored), len(_ANSWER_KEYS))
+    columns = np.fromiter(chain.from_iterable(scored), dtype=np.float64,
+                          count=len(scored) * len(_ANSWER_KEYS)).reshape(-1, len(_ANSWER_KEYS))
     out = {key: np.full(count, _NAN) for key in _ANSWER_KEYS}
     for j, key in enumerate(_ANSWER_KEYS):
         out[key][rows] = columns[:, j]

@@ -51,6 +51,8 @@ class Goal:
 
     max_ratio: float
     text: str
+    #: Judged against the fastest installed peer of the workload, not each one.
+    fastest_peer: bool = False
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,6 @@ WORKLOADS = {
     "answers": "bench_answers",
     "plugin": "bench_plugin",
 }
-PEER_MODULES = ("numpy", "ranx", "pytrec_eval", "rouge_score", "faiss", "numba")
 
 
 def _module(name: str) -> ModuleType:
@@ -70,20 +69,33 @@ def run_workload(name: str, scale: float, repeat: int, memory: bool) -> list[Row
         best, results = time_sides(ready, inputs, repeat)
         for variant in variants:
             label = name if variant is rag else f"{name}: {variant.name}"
+            variant_rows = []
             for peer in peers:
                 row = Row(label, inputs.size(), best.get(variant.name), peer.name,
                           goal=peer.goal.text if peer.goal and variant is rag else "")
                 _judge(row, peer, best.get(peer.name), results.get(variant.name),
                        results.get(peer.name))
-                rows.append(row)
+                variant_rows.append(row)
+            _judge_fastest(variant_rows, peers)
+            rows.extend(variant_rows)
             if variant is not rag and variant.name in results:
-                agree, text = compare(results[rag.name], results[variant.name], variant.shared)
-                rows[-1].notes.append(f"{variant.name}: the stage's values? {text}")
+                _, text = compare(results[rag.name], results[variant.name], variant.shared)
+                rows[-1].notes.append(f"{variant.name} against the stage: {text}")
         if memory and size == sizes[-1]:
             _add_memory(name, rows[-len(peers) * len(variants):][:len(peers)], [rag, *peers],
                         scale)
         del inputs, results
     return rows
+
+
+def _judge_fastest(rows: list[Row], peers: list[Any]) -> None:
+    """A goal against the fastest peer is met on every row or on none."""
+    times = [row.peer_seconds for row in rows if row.peer_seconds]
+    for row, peer in zip(rows, peers):
+        if (peer.goal is not None and peer.goal.fastest_peer and times and row.rag_seconds
+                and row.status in ("met", "not met")):
+            met = row.rag_seconds / min(times) <= peer.goal.max_ratio
+            row.status = "met" if met else "not met"
 
 
 def _judge(row: Row, peer: Any, seconds: float | None, mine: Any, theirs: Any) -> None:
