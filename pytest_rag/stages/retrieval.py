@@ -25,10 +25,8 @@ class RetrievalEvaluator(RankedStageEvaluator):
     k:
         Cut-off.  ``None``: the dataset's ``params.k``, else 5.
     relevance_from_evidence:
-        For queries with ``expected_evidence`` but no ``relevant``, grade each
-        chunk from the gold spans: 2 when it holds a whole span, 1 when it only
-        touches one, else 0 (:mod:`pytest_rag.derived_relevance`).  Queries
-        with ``relevant`` keep it.  ``None``: ``False``.
+        Grade chunks from the gold spans where ``relevant`` is absent; see
+        :class:`~pytest_rag.stages._base.RankedStageEvaluator`.
 
     Notes
     -----
