@@ -21,7 +21,9 @@ __all__ = [
     "MetricSpec",
     "REGISTRY",
     "STAGES",
+    "describe_need",
     "get_metric",
+    "need_alternatives",
     "stage_metrics",
 ]
 
@@ -71,6 +73,8 @@ class MetricSpec:
         The definition, in plain text.
     needs:
         The inputs (FORMAT.md names) without which the metric is ``None``.
+        An entry ``"answer|abstained"`` is met by either input
+        (:func:`need_alternatives`).
     unit:
         ``"ratio"`` (absolute tolerance), ``"ms"``, ``"usd"``, ``"tokens"``
         (relative tolerance), or ``"score"`` (absolute, not bounded by 1).
@@ -100,6 +104,26 @@ class MetricSpec:
     def relative_tolerance(self) -> bool:
         """Latency, cost and token counts compare with a relative tolerance."""
         return self.unit in ("ms", "usd", "tokens")
+
+
+def need_alternatives(need: str) -> tuple[str, ...]:
+    """The inputs that each meet the entry ``need`` of :attr:`MetricSpec.needs`.
+
+    >>> need_alternatives("answer|abstained")
+    ('answer', 'abstained')
+    >>> need_alternatives("chunks")
+    ('chunks',)
+    """
+    return tuple(need.split("|"))
+
+
+def describe_need(need: str, quote: str = "") -> str:
+    """An entry of :attr:`MetricSpec.needs` for people.
+
+    >>> describe_need("answer|abstained", "`")
+    '`answer` or `abstained`'
+    """
+    return " or ".join(f"{quote}{name}{quote}" for name in need_alternatives(need))
 
 
 _H, _L, _I = Direction.HIGHER, Direction.LOWER, Direction.INFO
@@ -318,7 +342,7 @@ _SPECS: tuple[MetricSpec, ...] = (
           "#{claims supported} / #{claims}", ("verified_claims",)),
     _spec("generation", "abstention_accuracy", "Abstention Accuracy", _H,
           "share of queries where answering or abstaining was the right call",
-          "#{correct decisions} / Q", ("answerable", "answer")),
+          "#{correct decisions} / Q", ("answerable", "answer|abstained")),
     _spec("generation", "context_grounding", "Context Grounding", _H,
           "share of the answer's tokens found in the context chunks", "#{w in t(A) : w in context} / |t(A)|",
           ("answer", "context_ids", "chunks")),

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 
 from tabulate import tabulate
 
-from .registry import REGISTRY, STAGES, MetricSpec
+from .registry import REGISTRY, STAGES, MetricSpec, describe_need
 from .report import Report
 
 __all__ = ["format_value", "registry_rows", "registry_table", "report_table"]
@@ -38,7 +38,7 @@ def registry_table(stage: str | None = None, *, markdown: bool = False) -> str:
     rows = [
         (spec.stage, f"`{spec.key}`" if markdown else spec.key, spec.title,
          _DIRECTION_WORDS[spec.direction.value], spec.meaning,
-         ", ".join(f"`{need}`" if markdown else need for need in spec.needs))
+         ", ".join(describe_need(need, "`" if markdown else "") for need in spec.needs))
         for spec in registry_rows(stage)
     ]
     headers = ("stage", "key", "metric", "direction", "meaning", "needs")

@@ -11,7 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..data import RUN_FIELDS, Dataset
-from ..registry import MetricSpec
+from ..registry import MetricSpec, describe_need, need_alternatives
 from ..report import Report
 
 __all__ = ["FloatArray", "ReportBuilder", "mean", "percentile", "ratio"]
@@ -141,17 +141,19 @@ class ReportBuilder:
         for spec in self.specs:
             if self.values[spec.key] is not None:
                 continue
-            for name in spec.needs:
-                if name not in given:
-                    given[name] = available(self.dataset, self.settings, name)
-            absent = [name for name in spec.needs if not given[name]]
+            for need in spec.needs:
+                if need not in given:
+                    given[need] = any(available(self.dataset, self.settings, name)
+                                      for name in need_alternatives(need))
+            absent = [describe_need(need) for need in spec.needs if not given[need]]
             if absent:
                 missing[spec.key] = "needs " + ", ".join(absent)
             elif spec.key in self.reasons:
                 missing[spec.key] = self.reasons[spec.key]
             elif spec.per_query:
                 missing[spec.key] = ("no query has every input it needs ("
-                                     + ", ".join(spec.needs) + ") with a value that defines it")
+                                     + ", ".join(map(describe_need, spec.needs))
+                                     + ") with a value that defines it")
             else:
                 missing[spec.key] = "nothing in the data defines it (0 of 0)"
         query_ids = tuple(query.id for query in self.dataset.queries)
