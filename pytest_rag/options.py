@@ -6,13 +6,15 @@ import argparse
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from .argtypes import non_negative, significance_level
-from .registry import MetricSpec
-from .thresholds import Threshold, Tolerances, parse_threshold
+
+if TYPE_CHECKING:
+    from .registry import MetricSpec
+    from .thresholds import Threshold, Tolerances
 
 __all__ = ["RagOptions", "add_options"]
 
@@ -136,6 +138,8 @@ class RagOptions:
     @classmethod
     def from_config(cls, config: pytest.Config, specs: Mapping[str, MetricSpec]) -> RagOptions:
         """Read and check the options; a bad value is a usage error (exit status 4)."""
+        from .thresholds import Tolerances, parse_threshold
+
         option = config.option
         ini_dir = _ini_dir(config)
         invocation = config.invocation_params.dir

@@ -9,26 +9,27 @@ for option parsing.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
-from .assertions import Comparison, MetricRef, MetricValue, _EveryQuery
-from .options import RagOptions, add_options
-from .registry import REGISTRY, MetricSpec
-from .session import RagSession
-
+# Everything else is imported where it is used, so that a run that does not use
+# the plugin pays for little more than registering its options.
 if TYPE_CHECKING:
     from .data import Dataset
     from .fixture import Rag
+    from .registry import MetricSpec
     from .report import Report
+    from .session import RagSession
 
-session_key = pytest.StashKey[RagSession]()
+session_key = pytest.StashKey["RagSession"]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
+    from .options import add_options
+
     add_options(parser)
 
 
@@ -39,6 +40,8 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 
 def _specs(config: pytest.Config) -> dict[str, MetricSpec]:
+    from .registry import REGISTRY, MetricSpec
+
     specs = dict(REGISTRY)
     for declared in config.hook.pytest_rag_register_metrics(config=config):
         for spec in declared or ():
@@ -59,6 +62,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "rag_threshold(*exprs): thresholds like 'retrieval.recall_at_k >= 0.8' for "
                    "every report of that stage this test records")
+    from .options import RagOptions
+    from .session import RagSession
+
     specs = _specs(config)
     options = RagOptions.from_config(config, specs)
     session = RagSession(config, options, specs)
@@ -102,12 +108,15 @@ def rag_dataset(request: pytest.FixtureRequest) -> Dataset:
 
 
 @pytest.fixture
-def rag(request: pytest.FixtureRequest) -> Rag:
+def rag(request: pytest.FixtureRequest) -> Generator[Rag, None, None]:
     """Evaluate pipeline stages and record them for the scorecard and the baseline.
 
     ``rag.retrieval(retrieved_ids=..., k=5)`` returns the stage's ``Report``;
     there is one method per stage and ``rag.evaluate()`` for all of them.
+    While the fixture is active, symbolic checks (``assert_metric(recall_at_k
+    >= 0.8)``) resolve against the reports this test recorded.
     """
+    from .assertions import reset_context, use_context
     from .fixture import Rag, with_extra_metrics
 
     session = request.config.stash[session_key]
@@ -135,8 +144,12 @@ def rag(request: pytest.FixtureRequest) -> Rag:
             message = f"pytest-rag: {error}"
         pytest.fail(message, pytrace=False)  # outside the except clause: no chained error
 
-    return Rag(session.item_state(item), dataset, session.options.stage_settings,
-               session.specs, compute_extra)
+    state = session.item_state(item)
+    token = use_context(state)
+    try:
+        yield Rag(state, dataset, session.options.stage_settings, session.specs, compute_extra)
+    finally:
+        reset_context(token)
 
 
 def pytest_assertrepr_compare(config: pytest.Config, op: str, left: object,
@@ -145,6 +158,10 @@ def pytest_assertrepr_compare(config: pytest.Config, op: str, left: object,
 
     Also ``assert recall_at_k >= 0.8`` (a symbolic name) and ``.every`` checks.
     """
+    if not type(left).__module__.startswith("pytest_rag."):
+        return None  # not ours: leave it to pytest, without importing anything
+    from .assertions import Comparison, MetricRef, MetricValue, _EveryQuery
+
     every = isinstance(left, _EveryQuery)
     metric = left.metric if isinstance(left, _EveryQuery) else left
     if isinstance(metric, MetricRef):

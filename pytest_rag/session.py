@@ -12,24 +12,26 @@ from __future__ import annotations
 
 from collections.abc import Generator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .assertions import Comparison, MetricValue, reset_context, use_context
-from .baseline import Baseline, BaselineError, MetricDiff, compare_record
-from .data import Dataset
-from .errors import DatasetError
-from .fixture import ItemState
-from .options import RagOptions
-from .records import CheckRecord, StageRecord
-from .registry import MetricSpec
-from .scorecard import Scorecard, build_scorecard
-from .thresholds import Threshold, parse_threshold
+# The rest is imported where it is used: pytest_configure creates the session
+# on every run, also when no test uses the plugin, and must stay cheap.
+if TYPE_CHECKING:
+    from .assertions import Comparison
+    from .baseline import Baseline, MetricDiff
+    from .data import Dataset
+    from .fixture import ItemState
+    from .options import RagOptions
+    from .records import CheckRecord, StageRecord
+    from .registry import MetricSpec
+    from .scorecard import Scorecard
+    from .thresholds import Threshold
 
 __all__ = ["RagSession", "item_state_key"]
 
-item_state_key = pytest.StashKey[ItemState]()
+item_state_key = pytest.StashKey["ItemState"]()
 PAYLOAD = "rag_payload"
 #: Set in an xdist worker's ``workeroutput`` when it deselected tests.
 PARTIAL = "rag_partial"
@@ -46,6 +48,9 @@ def _is_worker(config: pytest.Config) -> bool:
 
 
 def _check_record(comparison: Comparison) -> CheckRecord | None:
+    from .assertions import MetricValue
+    from .records import CheckRecord
+
     if comparison.every:
         return None
     try:
@@ -89,6 +94,8 @@ class RagSession:
 
     # -- data -------------------------------------------------------------------
     def _load_baseline(self, *, required: bool) -> Baseline:
+        from .baseline import Baseline, BaselineError
+
         path = self.options.baseline_path
         if not path.exists() and not required:
             return Baseline()
@@ -100,6 +107,7 @@ class RagSession:
     def dataset_at(self, path: Path) -> Dataset:
         """Load a dataset once per session per path; errors fail the asking test."""
         __tracebackhide__ = True
+        from .errors import DatasetError
         from .loading import load_dataset
 
         key = path.resolve()
@@ -119,6 +127,8 @@ class RagSession:
     def item_state(self, item: pytest.Item) -> ItemState:
         state = item.stash.get(item_state_key, None)
         if state is None:
+            from .fixture import ItemState
+
             state = ItemState(item.nodeid)
             if self.baseline is not None and self.options.compare:
                 baseline = self.baseline
@@ -126,15 +136,9 @@ class RagSession:
             item.stash[item_state_key] = state
         return state
 
-    @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
-        token = use_context(self.item_state(item))
-        try:
-            return (yield)
-        finally:
-            reset_context(token)
-
     def _declared(self, item: pytest.Item) -> list[Threshold]:
+        from .thresholds import parse_threshold
+
         declared: list[Threshold] = []
         for mark in item.iter_markers("rag_threshold"):
             for text in mark.args:
@@ -146,6 +150,9 @@ class RagSession:
 
     def _finish_item(self, item: pytest.Item, state: ItemState) -> tuple[list[str], dict[str, Any]]:
         """Checks, diffs and properties of one test: ``(failure lines, payload)``."""
+        from .baseline import compare_record
+        from .records import CheckRecord, StageRecord
+
         latest = state.latest()
         records = [StageRecord.from_report(item.nodeid, report) for report in latest.values()]
         test_checks = [c for c in (_check_record(c) for c in state.checks) if c is not None]
@@ -260,6 +267,8 @@ class RagSession:
         payload = getattr(report, PAYLOAD, None)
         if report.when != "call" or not payload:
             return
+        from .records import CheckRecord, StageRecord
+
         for data in payload["records"]:
             self.records = [r for r in self.records
                             if (r.nodeid, r.stage) != (data["nodeid"], data["stage"])]
@@ -317,6 +326,10 @@ class RagSession:
         if _is_worker(self.config):
             return
         self._write_baseline(session)
+        if not self._scorecard_wanted():
+            return  # nothing recorded, nothing asked for: a run that did not use the plugin
+        from .scorecard import build_scorecard
+
         self.scorecard = build_scorecard(self.records, self.checks, self.diffs, self.specs,
                                          self.outcomes)
         scorecard = self.scorecard
@@ -333,6 +346,14 @@ class RagSession:
                 self.notes.append(f"could not write {path}: {error.strerror or error}")
                 session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
         self.config.hook.pytest_rag_scorecard(config=self.config, scorecard=self.scorecard)
+
+    def _scorecard_wanted(self) -> bool:
+        """Whether anything was recorded, or a report or a hook wants even an empty scorecard."""
+        options = self.options
+        return bool(self.records or self.checks or self.diffs
+                    or any(path is not None for path in (options.report_json, options.report_md,
+                                                         getattr(options, "report_html", None)))
+                    or self.config.hook.pytest_rag_scorecard.get_hookimpls())
 
     def _write_baseline(self, session: pytest.Session) -> None:
         options = self.options
@@ -431,6 +452,8 @@ def _diff_json(diff: MetricDiff) -> dict[str, Any]:
 
 
 def _diff_from_json(data: Mapping[str, Any]) -> MetricDiff:
+    from .baseline import MetricDiff
+
     return MetricDiff(data["stage"], data["key"], data["current"], data["baseline"],
                       float(data["allowed"]), data["direction"], data["status"],
                       tuple((q, a, b) for q, a, b in data["worse_queries"]),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+import pytest_rag
 from pytest_rag import RetrievalEvaluator
 from pytest_rag.assertions import (
     Comparison, MetricValue, assert_metric, reset_context, use_context,
@@ -110,10 +111,16 @@ def test_symbolic_names_outside_a_test_explain_themselves() -> None:
         reset_context(token)
 
 
-def test_symbolic_names_before_any_report_explain_themselves() -> None:
-    # Inside pytest the plugin's context is active, but this test recorded nothing.
+def test_symbolic_names_before_any_report_explain_themselves(rag: pytest_rag.Rag) -> None:
+    # The rag fixture installs the context, but this test recorded nothing.
     with pytest.raises(LookupError, match="'recall_at_k' was not recorded by this test "
                                           r"\(it evaluated: no stage yet\)"):
+        assert_metric(recall_at_k >= 0.8)
+
+
+def test_symbolic_names_without_the_rag_fixture_say_how_to_check() -> None:
+    with pytest.raises(RuntimeError, match="can only be checked inside a test that evaluated "
+                                           "a stage with the 'rag' fixture"):
         assert_metric(recall_at_k >= 0.8)
 
 
