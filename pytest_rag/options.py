@@ -59,6 +59,9 @@ def add_options(parser: pytest.Parser) -> None:
                     help="write the scorecard as JSON")
     group.addoption("--rag-report-md", dest="rag_report_md", metavar="PATH", default=None,
                     help="write the scorecard as Markdown (e.g. $GITHUB_STEP_SUMMARY)")
+    group.addoption("--rag-html", dest="rag_html", metavar="PATH", default=None,
+                    help="write a self-contained HTML report: metric bars, distributions of "
+                         "regressed metrics, chunk sizes, sweeps and a per-query drill-down")
 
     parser.addini("rag_dataset", "gold dataset file for the rag_dataset fixture "
                   "(relative to the ini file)", default="")
@@ -134,6 +137,8 @@ class RagOptions:
     allow_outside_paths: bool
     stage_settings: Mapping[str, Any] = field(default_factory=dict)
     significance: float | None = None
+    #: ``--rag-html``: where to write the HTML report (``None``: not written).
+    report_html: Path | None = None
 
     @classmethod
     def from_config(cls, config: pytest.Config, specs: Mapping[str, MetricSpec]) -> RagOptions:
@@ -216,5 +221,5 @@ class RagOptions:
             report_json=path_of(option.rag_report), report_md=path_of(option.rag_report_md),
             allow_outside_paths=bool(config.getini("rag_allow_outside_paths")),
             stage_settings={k: v for k, v in stage_settings.items() if v is not None},
-            significance=significance,
+            significance=significance, report_html=path_of(option.rag_html),
         )

@@ -56,6 +56,10 @@ class StageRecord:
     per_query: Mapping[str, Mapping[str, float | None]] = field(default_factory=dict)
     settings: Mapping[str, Any] = field(default_factory=dict)
     missing: Mapping[str, str] = field(default_factory=dict)
+    #: Drill-down data for the HTML report (:func:`pytest_rag.details.build_details`):
+    #: plain JSON values, empty unless ``--rag-html`` asked for them.  Never
+    #: stored in the baseline nor in the JSON report.
+    details: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_report(cls, nodeid: str, report: Report) -> StageRecord:
@@ -65,12 +69,17 @@ class StageRecord:
                    dict(report.missing))
 
     def to_json(self) -> dict[str, Any]:
-        return {"nodeid": self.nodeid, "stage": self.stage, "values": dict(self.values),
+        """Plain JSON; ``details`` only when there are any."""
+        data = {"nodeid": self.nodeid, "stage": self.stage, "values": dict(self.values),
                 "per_query": {k: dict(v) for k, v in self.per_query.items()},
                 "settings": dict(self.settings), "missing": dict(self.missing)}
+        if self.details:
+            data["details"] = dict(self.details)
+        return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> StageRecord:
         return cls(data["nodeid"], data["stage"], dict(data["values"]),
                    {k: dict(v) for k, v in data.get("per_query", {}).items()},
-                   dict(data.get("settings", {})), dict(data.get("missing", {})))
+                   dict(data.get("settings", {})), dict(data.get("missing", {})),
+                   dict(data.get("details", {})))

@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
+    from .data import Dataset
+
 __all__ = ["Report"]
 
 
@@ -38,6 +40,10 @@ class Report:
     query_values:
         For per-query metrics, one float array aligned with ``query_ids``;
         NaN stands for ``None`` there.  Use :attr:`per_query` to read them.
+    dataset:
+        The data the evaluator read: its inputs resolved against the dataset,
+        with the grades it derived from evidence (``relevance_from_evidence``).
+        ``None`` for a report built by hand.  Not part of equality.
 
     Examples
     --------
@@ -55,6 +61,7 @@ class Report:
     query_ids: tuple[str, ...] = ()
     query_values: Mapping[str, npt.NDArray[np.float64]] = field(default_factory=dict, repr=False)
     extra_specs: tuple[MetricSpec, ...] = field(default=(), repr=False)
+    dataset: Dataset | None = field(default=None, repr=False, compare=False)
 
     def __getattr__(self, name: str) -> MetricValue:
         values = self.__dict__.get("values")

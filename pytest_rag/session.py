@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from .options import RagOptions
     from .records import CheckRecord, StageRecord
     from .registry import MetricSpec
+    from .report import Report
     from .scorecard import Scorecard
     from .thresholds import Threshold
 
@@ -193,6 +194,9 @@ class RagSession:
                     failures.append(f"{record.stage}: no baseline entry for this test in "
                                     f"{self.options.baseline_path.name} (--rag-strict); "
                                     "record one with --rag-update-baseline")
+        if self.options.report_html is not None:  # only then: xdist payloads stay small
+            records = [self._with_details(record, latest[record.stage],
+                                          diffs.get(record.stage, [])) for record in records]
         for record in records:
             by_key = {d.key: d for d in diffs.get(record.stage, [])}
             for key, value in record.values.items():
@@ -209,6 +213,24 @@ class RagSession:
             "diffs": [_diff_json(diff) for stage_diffs in diffs.values() for diff in stage_diffs],
         }
         return failures, payload
+
+    def _with_details(self, record: StageRecord, report: Report,
+                      diffs: list[MetricDiff]) -> StageRecord:
+        """``record`` with the drill-down details of the HTML report (``--rag-html``)."""
+        import dataclasses
+
+        from .details import build_details
+
+        before = None
+        if self.baseline is not None and self.options.compare:
+            entry = self.baseline.entry(record.nodeid, record.stage)
+            before = None if entry is None else entry.get("per_query")
+        directions = {key: spec.direction.value for key in record.values
+                      if (spec := self.specs.get(f"{record.stage}.{key}")) is not None}
+        regressed = [diff.key for diff in diffs if diff.failed or diff.status == "within noise"]
+        details = build_details(report, baseline_per_query=before, directions=directions,
+                                regressed=regressed)
+        return dataclasses.replace(record, details=details)
 
     def _regression_lines(self, record: StageRecord, diffs: list[MetricDiff]) -> list[str]:
         if self.options.update:
@@ -334,7 +356,8 @@ class RagSession:
                                          self.outcomes)
         scorecard = self.scorecard
         writers = ((self.options.report_json, _write_json_report),
-                   (self.options.report_md, _append_markdown_report))
+                   (self.options.report_md, _append_markdown_report),
+                   (self.options.report_html, self._write_html_report))
         for path, write in writers:
             if path is None:
                 continue
@@ -347,12 +370,21 @@ class RagSession:
                 session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
         self.config.hook.pytest_rag_scorecard(config=self.config, scorecard=self.scorecard)
 
+    def _write_html_report(self, path: Path, scorecard: Scorecard) -> None:
+        from .html_report import render_html
+
+        details = {(record.nodeid, record.stage): record.details
+                   for record in self.records if record.details}
+        baseline = self.baseline if self.options.compare else None
+        text = render_html(scorecard, details, baseline=baseline, specs=self.specs)
+        path.write_bytes(text.encode("utf-8"))
+
     def _scorecard_wanted(self) -> bool:
         """Whether anything was recorded, or a report or a hook wants even an empty scorecard."""
         options = self.options
         return bool(self.records or self.checks or self.diffs
                     or any(path is not None for path in (options.report_json, options.report_md,
-                                                         getattr(options, "report_html", None)))
+                                                         options.report_html))
                     or self.config.hook.pytest_rag_scorecard.get_hookimpls())
 
     def _write_baseline(self, session: pytest.Session) -> None:

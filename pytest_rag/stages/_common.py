@@ -158,4 +158,4 @@ class ReportBuilder:
                 missing[spec.key] = "nothing in the data defines it (0 of 0)"
         query_ids = tuple(query.id for query in self.dataset.queries)
         return Report(self.stage, dict(self.values), self.settings, missing, query_ids,
-                      dict(self.query_values))
+                      dict(self.query_values), dataset=self.dataset)

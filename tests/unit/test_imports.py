@@ -21,7 +21,8 @@ def test_import_pytest_rag_does_not_import_numpy() -> None:
 
 def test_core_never_imports_pytest() -> None:
     code = ("import sys, pytest_rag, pytest_rag.evaluate, pytest_rag.loading, pytest_rag.cli, "
-            "pytest_rag.render; d = pytest_rag.load_dataset; "
+            "pytest_rag.render, pytest_rag.details, pytest_rag.html_report, pytest_rag.svg; "
+            "d = pytest_rag.load_dataset; "
             "print(sorted(m for m in sys.modules if m == 'pytest' or m.startswith('_pytest')))")
     assert _run(code) == "[]"
 
@@ -34,3 +35,9 @@ def test_every_public_name_resolves(name: str) -> None:
 def test_unknown_attribute_is_an_attribute_error() -> None:
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         pytest_rag.nope  # noqa: B018
+
+
+def test_the_html_report_modules_do_not_import_numpy() -> None:
+    code = ("import sys, pytest_rag.details, pytest_rag.html_report, pytest_rag.svg; "
+            "print('numpy' in sys.modules)")
+    assert _run(code) == "False"

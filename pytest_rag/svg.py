@@ -1,0 +1,228 @@
+"""Small SVG charts for the HTML report, drawn by hand: metric bars and histograms.
+
+Every function returns one ``<svg>`` element as a string that is well-formed
+XML on its own (text escaped, no HTML entities), with its colours as
+attributes, so a chart looks the same inline, printed or cut out of the page.
+Coordinates are rounded to 0.1 px, so the same data always gives the same text.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from html import escape
+
+__all__ = ["Marker", "Series", "bar", "bin_counts", "histogram", "short_number"]
+
+#: Colours: the current value, a value that got worse, the baseline, a threshold.
+CURRENT = "#2f6fb3"
+WORSE = "#c0392b"
+BASELINE = "#9aa5b1"
+THRESHOLD = "#d35400"
+TRACK = "#e8ecf1"
+INK = "#1f2933"
+MUTED = "#616e7c"
+
+
+@dataclass(frozen=True)
+class Series:
+    """One set of bin counts of a histogram, e.g. the current or the baseline values."""
+
+    name: str
+    counts: tuple[int, ...]
+    colour: str
+
+
+@dataclass(frozen=True)
+class Marker:
+    """A vertical line at ``x`` (in data units) with a short label above the plot."""
+
+    x: float
+    label: str
+    colour: str = THRESHOLD
+    dashed: bool = True
+
+
+def _c(value: float) -> str:
+    """A coordinate: 0.1 px steps, without ``-0.0``."""
+    text = f"{value:.1f}"
+    return "0.0" if text == "-0.0" else text
+
+
+def _e(text: str) -> str:
+    return escape(text, quote=True)
+
+
+def short_number(value: float) -> str:
+    """A compact axis label: whole numbers as such, others with 3 significant digits."""
+    if not math.isfinite(value):
+        return str(value)
+    if value == int(value) and abs(value) < 1e15:
+        return str(int(value))
+    return f"{value:.3g}"
+
+
+def _open(width: int, height: int, css_class: str, title: str) -> list[str]:
+    # No xmlns: inline SVG in HTML needs none, and the page names no URL at all.
+    return [f'<svg class="{_e(css_class)}" width="{width}" height="{height}" '
+            f'viewBox="0 0 {width} {height}" role="img" aria-label="{_e(title)}">',
+            f"<title>{_e(title)}</title>"]
+
+
+def bar(value: float | None, *, low: float, high: float, baseline: float | None = None,
+        thresholds: Sequence[float] = (), worse: bool = False, title: str = "",
+        width: int = 200, height: int = 18) -> str:
+    """A horizontal bar of ``value`` on the scale ``low..high``.
+
+    The bar starts at 0 when 0 is on the scale (else at ``low``); ``baseline``
+    is drawn as a dark tick, each threshold as a dashed orange line; values
+    off the scale are clamped to its ends.  ``value`` ``None`` (not measured)
+    draws the empty track only.  ``worse`` colours the bar red.
+    """
+    if not high > low:
+        raise ValueError(f"bar scale must have high > low, got {low!r}..{high!r}")
+    pad = 3.0
+    span = width - 2 * pad
+
+    def x(number: float) -> float:
+        return pad + span * (min(max(number, low), high) - low) / (high - low)
+
+    parts = _open(width, height, "bar", title)
+    parts.append(f'<rect x="{_c(pad)}" y="4" width="{_c(span)}" height="{height - 8}" '
+                 f'fill="{TRACK}"/>')
+    if value is not None:
+        origin = x(0.0) if low <= 0.0 <= high else x(low)
+        end = x(value)
+        left, right = min(origin, end), max(origin, end)
+        length = max(right - left, 1.0)  # a value at 0 still shows a sliver
+        parts.append(f'<rect class="value" x="{_c(left)}" y="4" width="{_c(length)}" '
+                     f'height="{height - 8}" fill="{WORSE if worse else CURRENT}"/>')
+    for limit in thresholds:
+        at = _c(x(limit))
+        parts.append(f'<line class="threshold" x1="{at}" y1="0" x2="{at}" y2="{height}" '
+                     f'stroke="{THRESHOLD}" stroke-width="3" stroke-dasharray="3 2"/>')
+    if baseline is not None:
+        at = _c(x(baseline))
+        parts.append(f'<line class="baseline" x1="{at}" y1="0" x2="{at}" y2="{height}" '
+                     f'stroke="{INK}" stroke-width="2"/>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def bin_counts(values: Iterable[float], edges: Sequence[float],
+               weights: Iterable[int] | None = None) -> tuple[int, ...]:
+    """How many values fall in each bin ``[edges[i], edges[i+1])``; the last bin is closed.
+
+    Values outside ``edges[0]..edges[-1]`` go to the first or last bin.
+    ``weights`` counts each value that many times (default once).
+    """
+    bins = len(edges) - 1
+    if bins < 1:
+        raise ValueError("a histogram needs at least two bin edges")
+    counts = [0] * bins
+    low, high = edges[0], edges[-1]
+    width = (high - low) / bins
+    for value, weight in zip(values, weights if weights is not None else _ones()):
+        if width > 0:
+            index = int((value - low) // width)
+        else:
+            index = 0
+        index = min(max(index, 0), bins - 1)
+        # Float steps can put a value just below an edge in the next bin: check the edges.
+        while index > 0 and value < edges[index]:
+            index -= 1
+        while index < bins - 1 and value >= edges[index + 1]:
+            index += 1
+        counts[index] += weight
+    return tuple(counts)
+
+
+def _ones() -> Iterable[int]:
+    while True:
+        yield 1
+
+
+def histogram(series: Sequence[Series], edges: Sequence[float], *,
+              markers: Sequence[Marker] = (), title: str = "", x_label: str = "",
+              width: int = 560, height: int = 190) -> str:
+    """Bars of each bin's counts, the series side by side within a bin, with a legend.
+
+    ``edges`` are the bin edges (one more than the counts of each series);
+    ``markers`` are vertical lines in data units (e.g. size limits), clamped
+    to the plotted range.
+    """
+    bins = len(edges) - 1
+    if bins < 1:
+        raise ValueError("a histogram needs at least two bin edges")
+    for item in series:
+        if len(item.counts) != bins:
+            raise ValueError(f"series {item.name!r} has {len(item.counts)} counts for {bins} bins")
+    left, right, top, bottom = 44.0, 12.0, 30.0, 40.0
+    plot_w = width - left - right
+    plot_h = height - top - bottom
+    low, high = float(edges[0]), float(edges[-1])
+    tallest = max((max(item.counts) for item in series if item.counts), default=0) or 1
+
+    def x(number: float) -> float:
+        if high == low:
+            return left
+        return left + plot_w * (min(max(number, low), high) - low) / (high - low)
+
+    def y(count: float) -> float:
+        return top + plot_h - plot_h * count / tallest
+
+    parts = _open(width, height, "histogram", title)
+    base = _c(top + plot_h)
+    parts.append(f'<line x1="{_c(left)}" y1="{base}" x2="{_c(left + plot_w)}" y2="{base}" '
+                 f'stroke="{MUTED}" stroke-width="1"/>')
+    parts.append(f'<line x1="{_c(left)}" y1="{_c(top)}" x2="{_c(left)}" y2="{base}" '
+                 f'stroke="{MUTED}" stroke-width="1"/>')
+    for count in sorted({0, tallest}):
+        parts.append(f'<text x="{_c(left - 4)}" y="{_c(y(count) + 4)}" text-anchor="end" '
+                     f'font-size="10" fill="{MUTED}">{count}</text>')
+    groups = max(len(series), 1)
+    for i in range(bins):
+        x0, x1 = x(edges[i]), x(edges[i + 1])
+        slot = (x1 - x0) / groups
+        for j, item in enumerate(series):
+            count = item.counts[i]
+            if count == 0:
+                continue
+            bar_x = x0 + slot * j + min(1.0, slot / 4)
+            bar_w = max(slot - 2 * min(1.0, slot / 4), 0.5)
+            parts.append(
+                f'<rect x="{_c(bar_x)}" y="{_c(y(count))}" width="{_c(bar_w)}" '
+                f'height="{_c(top + plot_h - y(count))}" fill="{item.colour}">'
+                f"<title>{_e(item.name)}: {count} in [{_e(short_number(edges[i]))}, "
+                f"{_e(short_number(edges[i + 1]))}{']' if i == bins - 1 else ')'}</title></rect>")
+    ticks = sorted({0, bins // 2, bins}) if bins > 1 else [0, 1]
+    for i in ticks:
+        tick = x(edges[i])
+        parts.append(f'<text x="{_c(tick)}" y="{_c(top + plot_h + 13)}" text-anchor="middle" '
+                     f'font-size="10" fill="{MUTED}">{_e(short_number(edges[i]))}</text>')
+    if x_label:
+        parts.append(f'<text x="{_c(left + plot_w / 2)}" y="{_c(height - 6)}" '
+                     f'text-anchor="middle" font-size="11" fill="{INK}">{_e(x_label)}</text>')
+    for marker in markers:
+        spot = x(marker.x)
+        at = _c(spot)
+        dash = ' stroke-dasharray="4 3"' if marker.dashed else ""
+        parts.append(f'<line class="marker" x1="{at}" y1="{_c(top - 4)}" x2="{at}" y2="{base}" '
+                     f'stroke="{marker.colour}" stroke-width="2"{dash}/>')
+        # A label near an end of the plot grows inwards, so it is never cut off.
+        room = 3.5 * len(marker.label)
+        anchor = ("end" if spot + room > width else "start" if spot - room < 0 else "middle")
+        parts.append(f'<text x="{at}" y="{_c(top - 7)}" text-anchor="{anchor}" font-size="10" '
+                     f'fill="{marker.colour}">{_e(marker.label)}</text>')
+    legend_x = width - right
+    for item in reversed(series):
+        label = _e(item.name)
+        parts.append(f'<text x="{_c(legend_x)}" y="12" text-anchor="end" font-size="11" '
+                     f'fill="{INK}">{label}</text>')
+        legend_x -= 7 * len(item.name) + 4
+        parts.append(f'<rect x="{_c(legend_x - 10)}" y="3" width="10" height="10" '
+                     f'fill="{item.colour}"/>')
+        legend_x -= 22
+    parts.append("</svg>")
+    return "".join(parts)
