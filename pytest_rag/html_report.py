@@ -512,12 +512,35 @@ def _distributions(scorecard: Scorecard, specs: Mapping[str, MetricSpec],
     return out
 
 
+def _on_axis(sizes: Sequence[int], limits: Sequence[int] | None) -> list[int]:
+    """The limits drawn to scale: those within the sizes' span of the sizes.
+
+    A limit far from every size (``[20, 10**6]`` for chunks of 100 tokens)
+    would squeeze all chunks into one bar, so it is only named in the caption.
+    """
+    low, high = min(sizes), max(sizes) + 1
+    reach = max(high - low, SIZE_BINS)
+    return [limit for limit in limits or () if low - reach <= limit <= high + reach]
+
+
 def _size_edges(sizes: Sequence[int], limits: Sequence[int] | None) -> list[float]:
-    low = min([*sizes, *(limits or ())])
-    high = max([*sizes, *(limits or ())]) + 1
-    width = max(1, math.ceil((high - low) / SIZE_BINS))
-    count = max(1, math.ceil((high - low) / width))
+    drawn = _on_axis(sizes, limits)
+    low = min([*sizes, *drawn])
+    high = max([*sizes, *drawn]) + 1
+    width = max(1, -(-(high - low) // SIZE_BINS))  # integer ceiling: no float of a huge int
+    count = max(1, -(-(high - low) // width))
     return [float(low + width * i) for i in range(count + 1)]
+
+
+def _whole_number(number: int) -> str:
+    """``number`` in digits, or its order of magnitude when it has more than 15."""
+    if abs(number) < 10 ** 15:
+        return str(number)
+    size = abs(number)
+    exponent = math.floor((size.bit_length() - 1) * math.log10(2))  # may be one short
+    if 10 ** (exponent + 1) <= size:
+        exponent += 1
+    return f"about 10^{exponent}"
 
 
 def _chunk_sizes(scorecard: Scorecard, details: Mapping[tuple[str, str], Mapping[str, Any]]
@@ -549,9 +572,14 @@ def _chunk_sizes(scorecard: Scorecard, details: Mapping[tuple[str, str], Mapping
         if limits:
             low, high = int(limits[0]), int(limits[1])
             outside = sum(w for s, w in zip(sizes, weights) if s < low or s > high)
-            caption.append(f"; {outside} outside [{low}, {high}] "
+            caption.append(f"; {outside} outside [{_whole_number(low)}, {_whole_number(high)}] "
                            f"({100 * outside / total:.1f}%)")
-            markers = [Marker(low, f"min {low}"), Marker(high, f"max {high}")]
+            drawn = _on_axis(sizes, (low, high))
+            markers = [Marker(float(limit), f"{name} {limit}")
+                       for name, limit in (("min", low), ("max", high)) if limit in drawn]
+            if len(markers) < 2:
+                caption.append('; <span class="note">a limit far from every size is not '
+                               "drawn</span>")
         else:
             caption.append('; <span class="note">no size_limits set</span>')
         for key in ("size_compliance", "mean_chunk_tokens"):

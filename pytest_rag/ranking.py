@@ -20,6 +20,8 @@ from .stages._common import FloatArray, f1
 __all__ = ["GradeMatrix", "grade_matrix", "ranking_metrics", "top_k", "first_relevant_rank"]
 
 _IntArray = npt.NDArray[np.int64]
+#: Whole numbers up to 2**53 are floats exactly; a larger K is divided by exactly.
+_EXACT_INT = 2 ** 53
 
 
 def top_k(ids: Sequence[str], k: int) -> list[str]:
@@ -125,7 +127,11 @@ def ranking_metrics(matrix: GradeMatrix) -> dict[str, FloatArray]:
     grades = matrix.grades
     hits = grades > 0
     found = hits.sum(axis=1).astype(np.float64)
-    precision = found / k
+    if k <= _EXACT_INT:
+        precision = found / k
+    else:  # beyond a float's whole numbers: Python's exact int division, by count of hits
+        per_count = np.array([count / k for count in range(grades.shape[1] + 1)])
+        precision = per_count[found.astype(np.int64)]
     recall = found / matrix.relevant_count
     ranks = np.arange(1, grades.shape[1] + 1, dtype=np.float64)  # min(K, what any list holds)
     any_hit = hits.any(axis=1)

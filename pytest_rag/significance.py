@@ -30,7 +30,9 @@ class PairedChange:
     queries:
         Number of queries with a value on both sides.
     mean_delta:
-        Mean of ``after - before`` over those queries.
+        Mean of ``after - before`` over those queries; ``None`` without
+        queries, or when it is beyond the float range (values of opposite
+        signs near the float maximum; so are the interval's ends then).
     p_value:
         Two-sided p-value of a paired randomization (sign-flip) test of "no
         change"; ``None`` with fewer than 2 queries.  With all differences 0
@@ -51,13 +53,33 @@ class PairedChange:
         return self.p_value is not None and self.p_value < alpha
 
 
+#: Values up to this size are compared as they are; larger ones are first
+#: divided by a power of two, so that differences and sums cannot overflow.
+_SAFE = 2.0 ** 1000
+
+
 def _differences(before: Mapping[str, float | None],
-                 after: Mapping[str, float | None]) -> npt.NDArray[np.float64]:
+                 after: Mapping[str, float | None]) -> tuple[npt.NDArray[np.float64], float]:
+    """``(after - before) / factor`` of the queries with both values, and ``factor``.
+
+    ``factor`` is 1 unless a value is near the float maximum: then it is a power
+    of two (dividing by it is exact) that keeps every difference finite.
+    """
     common = [query for query, value in before.items()
               if value is not None and after.get(query) is not None]
     common.sort()
-    return np.fromiter((after[q] - before[q] for q in common),  # type: ignore[operator]
-                       dtype=np.float64, count=len(common))
+    old = np.fromiter((before[q] for q in common), dtype=np.float64, count=len(common))
+    new = np.fromiter((after[q] for q in common), dtype=np.float64, count=len(common))
+    largest = max(float(np.abs(old).max(initial=0.0)), float(np.abs(new).max(initial=0.0)))
+    factor = 1.0 if largest <= _SAFE else 2.0 ** 1023
+    return new / factor - old / factor, factor
+
+
+def _in_units(value: float, factor: float) -> float | None:
+    """``value * factor``, or ``None`` when that is beyond the float range."""
+    with np.errstate(over="ignore"):
+        scaled = float(np.float64(value) * factor)
+    return scaled if np.isfinite(scaled) else None
 
 
 def paired_change(before: Mapping[str, float | None], after: Mapping[str, float | None], *,
@@ -79,17 +101,17 @@ def paired_change(before: Mapping[str, float | None], after: Mapping[str, float 
         raise ValueError("permutations and resamples must be >= 1")
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be between 0 and 1, got {confidence!r}")
-    diffs = _differences(before, after)
+    diffs, factor = _differences(before, after)
     count = diffs.shape[0]
     if count == 0:
         return PairedChange(0, None, None, None, None)
     observed = float(diffs.mean())
     if count < 2:
-        return PairedChange(count, observed, None, None, None)
+        return PairedChange(count, _in_units(observed, factor), None, None, None)
     rng = np.random.default_rng(seed)
     scale = np.abs(diffs).max()
     if scale == 0:
-        return PairedChange(count, observed, 1.0, 0.0, 0.0)
+        return PairedChange(count, _in_units(observed, factor), 1.0, 0.0, 0.0)
     # Compare in units of the largest difference, with a tolerance for rounding.
     target = abs(observed) / scale - 1e-12
     unit = diffs / scale
@@ -111,4 +133,5 @@ def paired_change(before: Mapping[str, float | None], after: Mapping[str, float 
         done += block
     tail = (1 - confidence) / 2 * 100
     low, high = np.percentile(sums / count, [tail, 100 - tail])
-    return PairedChange(count, observed, float(p_value), float(low), float(high))
+    return PairedChange(count, _in_units(observed, factor), float(p_value),
+                        _in_units(float(low), factor), _in_units(float(high), factor))

@@ -72,7 +72,11 @@ def _check_phrases(phrases: Iterable[str] | None) -> tuple[str, ...] | None:
     if isinstance(phrases, str) or not isinstance(phrases, Iterable):
         raise TypeError(f"abstain_phrases must be a list of strings, got {type(phrases).__name__} "
                         f"{phrases!r}")
-    result = tuple(phrases)
+    try:
+        result = tuple(phrases)
+    except TypeError:  # iterable in name only, e.g. a 0-dimensional numpy array
+        raise TypeError(f"abstain_phrases must be a list of strings, got "
+                        f"{type(phrases).__name__} {phrases!r}") from None
     for phrase in result:
         if not isinstance(phrase, str):
             raise TypeError(f"abstain_phrases must hold strings, got {type(phrase).__name__} "

@@ -211,6 +211,26 @@ def test_chunk_sizes_with_the_size_limits() -> None:
     assert mismatches(scorecard.to_json(), Page(text)) == []
 
 
+@pytest.mark.parametrize(("limits", "shown"), [
+    ((5, 10**6), "outside [5, 1000000]"),
+    ((0, 10**400), "outside [0, about 10^400]"),
+])
+def test_a_limit_far_from_every_size_is_named_not_drawn(limits: tuple[int, int],
+                                                        shown: str) -> None:
+    report = ChunkEvaluator(size_limits=limits).evaluate(load_dataset(QUICKSTART))
+    record = dataclasses.replace(StageRecord.from_report("t.py::test_chunks", report),
+                                 details=build_details(report))
+    scorecard = build_scorecard([record], {}, {}, REGISTRY)
+    section = render_html(scorecard, _details(scorecard, record))
+    section = section[section.index('id="chunk-sizes"'):section.index('id="sweeps"')]
+    assert shown in section and "a limit far from every size is not drawn" in section
+    labels = [t.text for svg in svgs(section) for t in svg.iter("text")]
+    assert f"min {limits[0]}" in labels and not any(label.startswith("max") for label in labels)
+    # The axis spans the sizes, not the far limit.
+    assert max(float(t.text) for svg in svgs(section) for t in svg.iter("text")
+               if t.text and t.text.isdigit()) < 1000
+
+
 def test_no_chunking_record_is_said() -> None:
     scorecard, _, _ = _regressed()
     assert "No test evaluated chunking." in render_html(scorecard)
