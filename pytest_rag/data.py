@@ -64,6 +64,24 @@ class Chunk:
     metadata: Mapping[str, Any] | None = None
 
 
+def new_chunk(id: str | None, doc_id: str, start: int, end: int,  # noqa: A002
+              metadata: Mapping[str, Any] | None = None) -> Chunk:
+    """``Chunk(id, doc_id, start, end, metadata)`` for validated values, built
+    without the frozen dataclass ``__init__``'s ``object.__setattr__`` per field
+    (the same instance; about 2 x faster, for the loaders' bulk paths)."""
+    chunk = _new(Chunk)
+    state = chunk.__dict__
+    state["id"] = id
+    state["doc_id"] = doc_id
+    state["start"] = start
+    state["end"] = end
+    state["metadata"] = metadata
+    return chunk
+
+
+_new = object.__new__
+
+
 @dataclass(frozen=True)
 class EvidenceSpan:
     """A gold evidence span ``[start, end)`` of a document (quotes already located)."""

@@ -10,16 +10,52 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
+from itertools import chain
 from typing import Any, Final, TypeVar
 
 from .data import Dataset, Query, RunEntry, Vectors
-from .loading import RUN_KEYS, Parser, _describe, check_vector_dimensions
+from .loading import (ID_LIST_FIELDS, MAX_GRADE, RUN_KEYS, Parser, _describe,
+                      check_vector_dimensions)
 
 __all__ = ["GOLD_QUERY_INPUTS", "RUN_INPUTS", "SECTION_INPUTS", "resolve_inputs"]
 
 SOURCE = "<arguments>"
 
 _STR: Final = frozenset({str})
+_LISTS: Final = frozenset({list, tuple})
+_DICT: Final = frozenset({dict})
+_INT: Final = frozenset({int})
+
+
+def _plain_id_lists(raws: list[Any]) -> list[tuple[str, ...] | None] | None:
+    """``parser.ids`` of every value (``None`` stays ``None``) when each is a list or
+    tuple of exact strings, checked in C over all values at once; else ``None``.
+
+    Such values are what ``Parser.ids`` copies to a tuple without a message, so
+    the result is the same; anything else is left to the parser, value by value.
+    """
+    given = [raw for raw in raws if raw is not None]
+    if not (set(map(type, given)) <= _LISTS and set(map(type, chain.from_iterable(given))) <= _STR):
+        return None
+    return [None if raw is None else tuple(raw) for raw in raws]
+
+
+def _plain_grades(raws: list[Any]) -> list[dict[str, int] | None] | None:
+    """``parser.relevant`` of every value (``None`` stays ``None``) when each is a plain
+    ``{str: int}`` dict with grades in ``[0, MAX_GRADE]``, checked in C over all
+    values at once; else ``None``.
+
+    Those are the mappings ``Parser.relevant`` copies without a message (an
+    empty one becoming ``None``), so the result is the same.
+    """
+    given = [raw for raw in raws if raw is not None]
+    if not (set(map(type, given)) <= _DICT and set(map(type, chain.from_iterable(given))) <= _STR):
+        return None
+    grades = list(chain.from_iterable(map(dict.values, given)))
+    if not set(map(type, grades)) <= _INT or (grades and not 0 <= min(grades) <= max(grades)
+                                               <= MAX_GRADE):
+        return None
+    return [(raw and dict(raw)) or None for raw in raws]
 _Record = TypeVar("_Record", Query, RunEntry)
 
 #: Per-query gold inputs: keyword -> Query attribute.
@@ -52,15 +88,37 @@ def _query_mapping(parser: Parser, name: str, value: object) -> Mapping[str, Any
     return value
 
 
+#: Every field of the flat records and its default (``Query.id`` has none and
+#: is always given).
+_DEFAULTS: Final = {cls: {field.name: field.default for field in dataclasses.fields(cls)}
+                    for cls in (Query, RunEntry)}
+_new = object.__new__
+
+
+def _record(cls: type[_Record], fields: Mapping[str, Any]) -> _Record:
+    """``cls(**fields)`` for the flat frozen records :class:`Query` and :class:`RunEntry`.
+
+    The same instance (its dictionary holds every field, in field order), made
+    with one dictionary update instead of the generated ``__init__``'s
+    ``object.__setattr__`` per field (15 for a run entry), which was most of the
+    cost of a record.  ``fields`` holds only field names (validated values).
+    """
+    record = _new(cls)
+    state = vars(record)
+    state.update(_DEFAULTS[cls])
+    state.update(fields)
+    return record
+
+
 def _replaced(record: _Record, changes: Mapping[str, Any]) -> _Record:
     """``dataclasses.replace`` of a flat :class:`Query` or :class:`RunEntry`.
 
-    Their instance dictionaries hold exactly their fields, so one constructor
-    call does it without ``replace``'s loop over the fields.
+    Their instance dictionaries hold exactly their fields, so one update does
+    it without ``replace``'s loop over the fields.
     """
     if not changes:
         return record
-    return type(record)(**{**vars(record), **changes})
+    return _record(type(record), {**vars(record), **changes})
 
 
 def _chunk_vectors(parser: Parser, value: object, dataset: Dataset) -> tuple[tuple[str, ...], Any]:
@@ -156,7 +214,10 @@ def resolve_inputs(dataset: Dataset | None, inputs: Mapping[str, Any],
                  if name in GOLD_QUERY_INPUTS or name in RUN_INPUTS}
     # Queries named only by the inputs are built once, with their gold.
     new_ids: list[str] = []
-    for name, mapping in per_query.items():
+    if not fixed_queries:  # no query known yet: every id, in order of appearance, in C
+        new_ids = list(dict.fromkeys(chain.from_iterable(per_query.values())))
+        known.update(zip(new_ids, range(len(new_ids))))
+    for name, mapping in per_query.items() if fixed_queries else ():
         for query_id in mapping:
             if query_id not in known:
                 if fixed_queries:
@@ -172,12 +233,18 @@ def resolve_inputs(dataset: Dataset | None, inputs: Mapping[str, Any],
         if name not in given:
             continue
         mapping = per_query.get(name, {})
-        for changes, query_id in zip(gold_changes, query_ids):
-            raw = mapping.get(query_id)
-            place = f"{name}[{query_id!r}]"
+        raws = list(map(mapping.get, query_ids))
+        plain = _plain_grades(raws) if name == "relevant" else None
+        if plain is not None:  # every grade mapping is plain: nothing to report
+            for changes, value in zip(gold_changes, plain):
+                changes[attribute] = value
+            continue
+        for changes, query_id, raw in zip(gold_changes, query_ids, raws):
             if raw is None:
-                value: Any = None if attribute in ("relevant", "answerable") else ()
-            elif name == "relevant":
+                changes[attribute] = None if attribute in ("relevant", "answerable") else ()
+                continue
+            place = f"{name}[{query_id!r}]"
+            if name == "relevant":
                 value = parser.relevant(raw, place)
             elif name == "expected_evidence":
                 value = parser.evidence(raw, place)
@@ -190,22 +257,33 @@ def resolve_inputs(dataset: Dataset | None, inputs: Mapping[str, Any],
             changes[attribute] = value
     old_count = len(queries)
     queries = ([_replaced(query, changes) for query, changes in zip(queries, gold_changes)]
-               + [Query(query_id, **changes)
+               + [_record(Query, {"id": query_id, **changes})
                   for query_id, changes in zip(new_ids, gold_changes[old_count:])])
 
     run = dict(base.run)
     run_maps = [(name, per_query.get(name, {})) for name in RUN_INPUTS if name in given]
-    for query_id in query_ids if run_maps else ():
+    # Each input's values in query order, converted at once where every one is
+    # a plain list of strings (``None`` where that check fails: then each value
+    # goes through the parser, with its message).
+    columns: list[tuple[str, list[Any], list[Any] | None]] = []
+    for name, mapping in run_maps:
+        raws = list(map(mapping.get, query_ids))
+        columns.append((name, raws, _plain_id_lists(raws) if name in ID_LIST_FIELDS else None))
+    for index, query_id in enumerate(query_ids if run_maps else ()):
         fields: dict[str, Any] = {}
-        for name, mapping in run_maps:
-            raw = mapping.get(query_id)
+        for name, raws, plain in columns:
+            if plain is not None:
+                if plain[index] is not None:
+                    fields[name] = plain[index]
+                continue
+            raw = raws[index]
             if raw is not None:
                 fields[name] = parser.run_field(name, raw, f"{name}[{query_id!r}]")
         entry = run.get(query_id)
         if entry is not None:  # every given input replaces the entry's field
             run[query_id] = _replaced(entry, {name: fields.get(name) for name, _ in run_maps})
         elif fields:
-            run[query_id] = RunEntry(**fields)
+            run[query_id] = _record(RunEntry, fields)
     if "query_vector" in given or "chunk_vectors" not in given:
         check_vector_dimensions(parser, vectors, run,
                                 lambda query_id: f"query_vector[{query_id!r}]")

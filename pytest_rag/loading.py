@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Final, NoReturn
 
 from .data import (
-    Chunk, Claim, Dataset, Document, EvidenceSpan, Params, Query, RunEntry, Vectors,
+    Chunk, Claim, Dataset, Document, EvidenceSpan, Params, Query, RunEntry, Vectors, new_chunk,
 )
 from .errors import DatasetError
 from .locate import locate
@@ -59,6 +59,11 @@ CLAIM_KEYS = ("claim", "supported")
 MAX_GRADE = 100
 #: Files larger than this are refused rather than read into memory.
 MAX_FILE_BYTES = 512 * 1024 * 1024
+
+
+def _size_limit() -> str:
+    """The file size limit, for a message (read at call time: tests may lower it)."""
+    return f"{MAX_FILE_BYTES} bytes ({MAX_FILE_BYTES / 2**20:g} MiB)"
 
 
 _STR: Final = frozenset({str})
@@ -362,7 +367,8 @@ class Parser:
         try:
             size = path.stat().st_size
             if size > MAX_FILE_BYTES:
-                self.fail(place, f"{name!r} is {size} bytes, over the limit of {MAX_FILE_BYTES}")
+                self.fail(place, f"document file {name!r} is {size} bytes, over the limit of "
+                                 f"{_size_limit()}")
             # Bytes, then decode: no newline translation, offsets refer to the exact text.
             return path.read_bytes().decode("utf-8")
         except (FileNotFoundError, NotADirectoryError):
@@ -488,7 +494,7 @@ class Parser:
             return None
         if not ((low >= 0) & (low <= high) & (high <= np.array(limits, dtype=np.int64))).all():
             return None
-        return tuple(map(Chunk, ids, doc_ids, starts, ends))
+        return tuple(map(new_chunk, ids, doc_ids, starts, ends))
 
     def expected_metadata(self, value: object, place: str = "expected_metadata"
                           ) -> dict[str, dict[str, Any]]:
@@ -918,7 +924,7 @@ def load_dataset(path: str | os.PathLike[str], *, allow_outside_paths: bool = Fa
                                        "use .yaml, .yml or .json")
     if info.st_size > MAX_FILE_BYTES:
         raise DatasetError(source, "", f"file is {info.st_size} bytes, over the limit of "
-                                       f"{MAX_FILE_BYTES}")
+                                       f"{_size_limit()}")
     try:
         text = file.read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError as error:

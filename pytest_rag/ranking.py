@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain, repeat
+from operator import attrgetter, is_not, itemgetter, methodcaller
 
 import numpy as np
 import numpy.typing as npt
@@ -22,6 +23,8 @@ __all__ = ["GradeMatrix", "grade_matrix", "ranking_metrics", "top_k", "first_rel
 _IntArray = npt.NDArray[np.int64]
 #: Whole numbers up to 2**53 are floats exactly; a larger K is divided by exactly.
 _EXACT_INT = 2 ** 53
+_get = attrgetter("get")
+_values = methodcaller("values")
 
 
 def top_k(ids: Sequence[str], k: int) -> list[str]:
@@ -58,61 +61,101 @@ def grade_matrix(lists: Sequence[Sequence[str] | None],
                  relevant: Sequence[Mapping[str, int] | None], k: int) -> GradeMatrix:
     """Build the grade matrices of the queries that have a list and relevant gold.
 
-    One pass over the queries does only C-level calls per query (the top K of
-    a list without a repeat near its head, one mapped ``dict.get`` over it)
-    and keeps no per-query object; counting the relevant ids, dropping the
-    queries without one and sorting each query's gold grades for the ideal
-    order are done on flat arrays for all queries at once.
+    The per-query work is C-level ``map`` chains over all queries (the first K
+    ids of each list de-duplicated by ``dict.fromkeys``, one mapped
+    ``dict.get`` of each query's grades over them), Python running only for
+    the lists with a repeat among their first K ids; counting the relevant
+    ids, dropping the queries without one and sorting each query's gold
+    grades for the ideal order are done on flat arrays for all queries at once.
     """
-    candidates: list[int] = []
-    golds: list[Mapping[str, int]] = []
-    flat: list[int] = []
-    lengths: list[int] = []
-    extend, add_length = flat.extend, lengths.append
-    zeros = repeat(0)
-    for index, (ranked, gold) in enumerate(zip(lists, relevant)):
-        if ranked is None or not gold:
-            continue
-        top: Collection[str] = dict.fromkeys(ranked[:k])
-        if len(top) < k < len(ranked):
-            top = top_k(ranked, k)  # a repeat among the first K: read further
-        extend(map(gold.get, top, zeros))
-        add_length(len(top))
-        candidates.append(index)
-        golds.append(gold)
-    count = len(candidates)
+    size = len(lists)
+    scorable = (np.fromiter(map(is_not, lists, repeat(None)), dtype=bool, count=size)
+                & np.fromiter(map(bool, relevant), dtype=bool, count=size))
+    candidates = np.flatnonzero(scorable)
+    count = candidates.shape[0]
+    if count == size:
+        ranked_lists: list[Sequence[str]] = list(lists)  # type: ignore[arg-type]
+        golds: list[Mapping[str, int]] = list(relevant)  # type: ignore[arg-type]
+    else:
+        ranked_lists = [lists[row] for row in candidates.tolist()]
+        golds = [relevant[row] for row in candidates.tolist()]
+    tops: list[Collection[str]] = list(map(dict.fromkeys, map(itemgetter(slice(0, k)),
+                                                                ranked_lists)))
+    lengths = np.fromiter(map(len, tops), dtype=np.int64, count=count)
+    if count:
+        full = np.fromiter(map(len, ranked_lists), dtype=np.int64, count=count)
+        cap = min(k, int(full.max()) + 1)  # K itself may not fit an int64
+        _fill_repeats(tops, lengths, ranked_lists,
+                      np.flatnonzero((lengths < cap) & (full > cap)).tolist(), k)
+    flat = np.fromiter(chain.from_iterable(map(map, map(_get, golds), tops, repeat(repeat(0)))),
+                       dtype=np.int64, count=int(lengths.sum()))
     sizes = np.fromiter(map(len, golds), dtype=np.int64, count=count)
-    grades = np.fromiter(chain.from_iterable(gold.values() for gold in golds),
+    grades = np.fromiter(chain.from_iterable(map(_values, golds)),
                          dtype=np.int64, count=int(sizes.sum()))
     owner = np.repeat(np.arange(count, dtype=np.int64), sizes)
     relevant_count = np.bincount(owner[grades > 0], minlength=count).astype(np.int64)
     # Each query's grades, highest first: its first min(K, size) are the
     # ideal list (grade-0 ids only pad it with zeros, as an empty slot does).
-    order = np.lexsort((-grades, owner))
+    ordered = _grades_descending(grades, owner, count)
     rank = np.arange(grades.shape[0], dtype=np.int64) - np.repeat(np.cumsum(sizes) - sizes, sizes)
     # Columns past the longest list and the largest gold are all zero: the
     # matrices stop there, however large K is (K itself still divides P@K).
-    width = max(1, min(k, max(max(lengths, default=0), int(sizes.max()) if count else 0)))
+    width = max(1, min(k, max(int(lengths.max(initial=0)), int(sizes.max(initial=0)))))
     best = rank < width
     ideal = np.zeros((count, width), dtype=np.int64)
-    ideal[owner[best], rank[best]] = grades[order][best]
+    ideal[owner[best], rank[best]] = ordered[best]
     scored = relevant_count > 0  # a query whose gold grades are all 0 is not scored
     return GradeMatrix(
         np.asarray(candidates, dtype=np.int64)[scored],
-        _pack(flat, np.asarray(lengths, dtype=np.int64), count, width)[scored],
+        _pack(flat, lengths, count, width)[scored],
         ideal[scored],
         relevant_count[scored],
         k,
     )
 
 
-def _pack(flat: list[int], length: _IntArray, rows: int, k: int) -> _IntArray:
+def _fill_repeats(tops: list[Collection[str]], lengths: _IntArray,
+                  ranked_lists: list[Sequence[str]], rows: list[int], k: int) -> None:
+    """The top K of the ``rows`` whose first K ids hold a repeat, in place.
+
+    All of them are first read to 2K ids at once (C-level maps); the few still
+    short of K distinct ids among a longer list go through :func:`top_k`.
+    """
+    if not rows:
+        return
+    lists = list(map(ranked_lists.__getitem__, rows))
+    heads = list(map(dict.fromkeys, map(itemgetter(slice(0, 2 * k)), lists)))
+    found = list(map(itemgetter(slice(0, k)), map(list, heads)))
+    for row, ranked, head, top in zip(rows, lists, heads, found):
+        if len(head) < k and 2 * k < len(ranked):
+            top = top_k(ranked, k)  # more than K repeats among the first 2K: read further
+        tops[row] = top
+    lengths[rows] = np.fromiter(map(len, map(tops.__getitem__, rows)), dtype=np.int64,
+                                count=len(rows))
+
+
+def _grades_descending(grades: _IntArray, owner: _IntArray, count: int) -> _IntArray:
+    """``grades`` sorted by owner (ascending, as they come) and, within one owner,
+    from the highest grade down: one sort of ``owner * span + (top - grade)``
+    keys, decoded back to grades (``np.lexsort`` where those would not fit)."""
+    if not grades.shape[0]:
+        return grades
+    top, low = int(grades.max()), int(grades.min())
+    span = top - low + 1
+    if span * max(count, 1) >= 2**62:
+        return grades[np.lexsort((-grades, owner))]
+    keys = owner * span + (top - grades)
+    keys.sort()
+    return top - keys % span
+
+
+def _pack(flat: _IntArray, length: _IntArray, rows: int, k: int) -> _IntArray:
     matrix = np.zeros((rows, k), dtype=np.int64)
-    if flat:
+    if flat.shape[0]:
         row = np.repeat(np.arange(rows), length)
         starts = np.cumsum(length) - length
-        column = np.arange(len(flat)) - np.repeat(starts, length)
-        matrix[row, column] = np.asarray(flat, dtype=np.int64)
+        column = np.arange(flat.shape[0]) - np.repeat(starts, length)
+        matrix[row, column] = flat
     return matrix
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from .._collector import collector_paused
 from ..data import Dataset
 from ..inputs import resolve_inputs
 from ..registry import stage_metrics
@@ -56,6 +57,12 @@ class StageEvaluator:
             Every key of the stage; ``None`` where not measured, with the reason
             in ``report.missing``.
         """
+        # The collector is paused (and restored) around the whole call: the
+        # records built from the inputs are freed on return, before it is back.
+        with collector_paused():
+            return self._evaluate(dataset, inputs)
+
+    def _evaluate(self, dataset: Dataset | None, inputs: Mapping[str, Any]) -> Report:
         data = resolve_inputs(dataset, inputs, self.inputs)
         settings = self._settings(data)
         if settings.get("relevance_from_evidence"):

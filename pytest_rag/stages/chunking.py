@@ -501,6 +501,21 @@ def _lexical_metrics(dataset: Dataset, scope: _IntArray, pairs: tuple[_IntArray,
                      ) -> dict[str, float | None]:
     """Word-overlap proxies over the tokens of each chunk's text.
 
+    Computed on integer word ids by :func:`pytest_rag.lexical.lexical_metrics`
+    (sorting and counting, no Python set); :func:`_lexical_metrics_sets`, the
+    same definitions with Python sets, serves where its integer keys would not
+    fit an int64 and is the reference the tests compare it with.
+    """
+    from ..lexical import lexical_metrics
+
+    values = lexical_metrics(dataset, scope, pairs)
+    return values if values is not None else _lexical_metrics_sets(dataset, scope, pairs)
+
+
+def _lexical_metrics_sets(dataset: Dataset, scope: _IntArray,
+                          pairs: tuple[_IntArray, _IntArray]) -> dict[str, float | None]:
+    """Word-overlap proxies over the tokens of each chunk's text, with Python sets.
+
     A chunk's tokens are the document's tokens it overlaps, the first and
     last cut to the chunk's characters: exactly the tokens of its text.
     Sentences come from the document's sentence breaks (a break never falls

@@ -1,0 +1,453 @@
+"""The lexical chunking metrics on integer arrays: word ids, then sorting and counting.
+
+``lexical_cohesion``, ``lexical_boundary_clarity`` and ``lexical_chunk_stickiness``
+(their definitions are in :class:`~pytest_rag.stages.chunking.ChunkEvaluator`)
+compare sets of lowercase tokens.  Here every token becomes an integer id, and
+every set operation a sort of integer keys:
+
+1. **Word ids.**  Each token (and each part of a token that a chunk edge cuts)
+   is a character range of its document.  Its lowercase code points come from
+   a lookup table of the code points present; its id from a polynomial hash of
+   them (prefix sums, 64-bit wrapping arithmetic), grouped with
+   ``numpy.unique``.  The ids are then *checked*: every range is compared,
+   code point by code point, with the first range of its hash group, so two
+   different words never share an id.  Should a check fail (a hash
+   collision), that block of documents is done again with a Python
+   dictionary of the lowercase strings.  The few ranges holding a code point
+   whose lowercase is context dependent (capital sigma) or longer than one
+   code point are lowercased by ``str.lower`` itself, so that every id stands
+   for exactly ``token.lower()``.
+2. **Sets and intersections.**  A chunk's tokens are the document's tokens it
+   overlaps, its first and last replaced by their cut parts.  Distinct
+   ``(set, word)`` keys come from one ``numpy.unique``; the intersection of
+   two sets is the number of keys they share, counted by sorting both key
+   lists together.  Neighbour pairs (stickiness, clarity) share keys through
+   their pair number; the sentence pairs of a chunk (cohesion) through every
+   pair of sentences that holds a word, generated per ``(chunk, word)`` group.
+
+Documents are processed in blocks of about a million characters, so memory
+stays a few arrays of that size whatever the corpus.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final, TypeVar
+
+import numpy as np
+import numpy.typing as npt
+
+from .data import Dataset
+
+__all__ = ["EDGE_TOKENS", "lexical_metrics"]
+
+#: Tokens on each side of a boundary for ``lexical_boundary_clarity``.
+EDGE_TOKENS: Final = 12
+#: Characters of documents hashed together (a larger document is a block of its own).
+BLOCK_CHARS: Final = 1 << 20
+#: Odd multiplier of the polynomial hash (any odd number works: the ids are checked).
+_BASE: int = 0x9E3779B97F4A7C15
+_INVERSE: int = pow(_BASE, -1, 1 << 64)
+#: Capital sigma: its lowercase depends on the letters around it.
+_SIGMA: Final = 0x3A3
+
+_IntArray = npt.NDArray[np.int64]
+_Key = TypeVar("_Key", np.int64, np.uint64)
+_U64 = npt.NDArray[np.uint64]
+
+
+def _group_starts(lengths: _IntArray) -> _IntArray:
+    return np.cumsum(lengths) - lengths
+
+
+def _ranges(starts: _IntArray, lengths: _IntArray) -> _IntArray:
+    """Every index of the ranges ``[start, start + length)``, one range after the other."""
+    index = np.repeat(starts - _group_starts(lengths), lengths)
+    index += np.arange(index.shape[0], dtype=np.int64)
+    return index
+
+
+def _expand(starts: _IntArray, lengths: _IntArray) -> tuple[_IntArray, _IntArray]:
+    """``(owner, index)`` of every element of the ranges ``[start, start + length)``."""
+    owner = np.repeat(np.arange(lengths.shape[0], dtype=np.int64), lengths)
+    index = np.arange(owner.shape[0], dtype=np.int64) - np.repeat(
+        _group_starts(lengths) - starts, lengths)
+    return owner, index
+
+
+def _unique_sorted(keys: npt.NDArray[_Key]) -> npt.NDArray[_Key]:
+    """The distinct values of ``keys``, sorted (``np.sort`` and a comparison:
+    several times faster than ``np.unique`` on large integer arrays here)."""
+    keys = np.sort(keys)
+    if keys.shape[0] < 2:
+        return keys
+    keep = np.empty(keys.shape[0], dtype=bool)
+    keep[0] = True
+    np.not_equal(keys[1:], keys[:-1], out=keep[1:])
+    return keys[keep]
+
+
+def _code_tables(codes: npt.NDArray[np.uint32]) -> tuple[npt.NDArray[np.uint32],
+                                                          npt.NDArray[np.bool_],
+                                                          npt.NDArray[np.bool_]]:
+    """Per code point present: its one-code-point lowercase; whether it needs
+    ``str.lower`` on the whole range instead (capital sigma, or a longer
+    lowercase); and whether it is whitespace (``str.isspace``)."""
+    size = int(codes.max(initial=0)) + 1
+    present = np.zeros(size, dtype=bool)
+    present[codes] = True
+    points = np.flatnonzero(present).tolist()
+    lower = np.zeros(size, dtype=np.uint32)
+    special = np.zeros(size, dtype=bool)
+    space = np.zeros(size, dtype=bool)
+    for point in points:
+        char = chr(point)
+        mapped = char.lower()
+        if len(mapped) == 1 and point != _SIGMA:
+            lower[point] = ord(mapped)
+        else:
+            special[point] = True
+        space[point] = char.isspace()
+    return lower, special, space
+
+
+def _sentence_ids(codes: npt.NDArray[np.uint32], space: npt.NDArray[np.bool_],
+                  token_starts: _IntArray) -> _IntArray:
+    """For each token, the number of sentence starts at or before it.
+
+    A sentence starts after ``.``, ``!`` or ``?`` followed by whitespace and
+    after every newline (the rule of ``_sentence_breaks`` in the chunking
+    stage, applied to the code points already at hand).
+    """
+    breaks = np.zeros(codes.shape[0] + 1, dtype=np.int32)
+    breaks[1:] = codes == 0x0A
+    stop = (codes[:-1] == 0x2E) | (codes[:-1] == 0x21) | (codes[:-1] == 0x3F)
+    breaks[1:-1] |= stop & space[codes[1:]]
+    np.cumsum(breaks, out=breaks)
+    return breaks[token_starts].astype(np.int64)
+
+
+def _powers(count: int, base: int) -> _U64:
+    out = np.empty(max(count, 1), dtype=np.uint64)
+    out[0] = 1
+    out[1:] = base
+    return np.cumprod(out, dtype=np.uint64)  # wraps modulo 2**64
+
+
+def _block_ids(text: str, codes: npt.NDArray[np.uint32], lower: npt.NDArray[np.uint32],
+               special: npt.NDArray[np.bool_], starts: _IntArray, ends: _IntArray,
+               powers: tuple[_U64, _U64]) -> tuple[_IntArray, int]:
+    """Ids of the lowercase strings ``text[starts[i]:ends[i]].lower()`` (equal
+    strings, equal ids, numbered from 0), and the number of ids."""
+    count = starts.shape[0]
+    if count == 0:
+        return np.zeros(0, dtype=np.int64), 0
+    low = lower[codes]
+    starts, ends = starts.copy(), ends.copy()
+    odd = np.zeros(0, dtype=np.int64)
+    if special[codes].any():
+        marks = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(special[codes])])
+        odd = np.flatnonzero(marks[ends] > marks[starts])
+    if odd.shape[0]:  # lowercased by str.lower, appended after the text
+        pieces = [text[a:b].lower() for a, b in zip(starts[odd].tolist(), ends[odd].tolist())]
+        tail = np.frombuffer("".join(pieces).encode("utf-32-le", "surrogatepass"), dtype="<u4")
+        lengths = np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces))
+        starts[odd] = codes.shape[0] + _group_starts(lengths)
+        ends[odd] = starts[odd] + lengths
+        low = np.concatenate([low, tail])
+    power, inverse = powers
+    if power.shape[0] < low.shape[0] + 1:
+        power, inverse = _powers(low.shape[0] + 1, _BASE), _powers(low.shape[0] + 1, _INVERSE)
+    values = low.astype(np.uint64)
+    values *= power[:values.shape[0]]
+    prefix = np.zeros(values.shape[0] + 1, dtype=np.uint64)
+    np.cumsum(values, out=prefix[1:])
+    hashes = (prefix[ends] - prefix[starts]) * inverse[starts]
+    # The id of a range is the rank of its hash among the distinct hashes; one
+    # range of each id is the one every other range of the id is checked against.
+    distinct = _unique_sorted(hashes)
+    ids = np.searchsorted(distinct, hashes)
+    first = np.empty(distinct.shape[0], dtype=np.int64)
+    first[ids] = np.arange(count, dtype=np.int64)
+    first_of = first[ids]
+    lengths = ends - starts
+    same = bool((lengths == lengths[first_of]).all())
+    if same:  # code point by code point, against the range it shares an id with
+        check = np.flatnonzero(first_of != np.arange(count))
+        size = lengths[check]
+        index = _ranges(starts[check], size)
+        shift = np.repeat(starts[first_of[check]] - starts[check], size)
+        same = bool((low[index] == low[index + shift]).all())
+    if not same:  # a hash collision: exact ids from the strings themselves
+        words = _strings(starts, ends, low)
+        table: dict[str, int] = {}
+        ids = np.fromiter((table.setdefault(word, len(table)) for word in words),
+                          dtype=np.int64, count=count)
+        return ids, len(table)
+    return ids, int(first.shape[0])
+
+
+def _strings(starts: _IntArray, ends: _IntArray, low: npt.NDArray[np.uint32]) -> list[str]:
+    """The lowercase strings of the ranges, read back from the lowercase code points."""
+    data = low.astype("<u4").tobytes().decode("utf-32-le", "surrogatepass")
+    return [data[a:b] for a, b in zip(starts.tolist(), ends.tolist())]
+
+
+def _blocks(docs: Sequence[int], sizes: Sequence[int]) -> list[list[int]]:
+    blocks: list[list[int]] = []
+    used = BLOCK_CHARS
+    for doc, size in zip(docs, sizes):
+        if used + size > BLOCK_CHARS or not blocks:
+            blocks.append([])
+            used = 0
+        blocks[-1].append(doc)
+        used += size
+    return blocks
+
+
+def _pair_counts(left_keys: _IntArray, right_keys: _IntArray) -> _IntArray:
+    """Keys present in both lists (each list without repeats): the sorted shared keys."""
+    both = np.concatenate([left_keys, right_keys])
+    both.sort()
+    shared: _IntArray = both[1:][both[1:] == both[:-1]]
+    return shared
+
+
+def _jaccard(inter: npt.NDArray[np.float64], left: npt.NDArray[np.float64],
+             right: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    union = left + right - inter
+    out = np.zeros(union.shape[0], dtype=np.float64)
+    np.divide(inter, union, out=out, where=union > 0)
+    return out
+
+
+def _mean(values: npt.NDArray[np.float64]) -> float | None:
+    return float(np.mean(values)) if values.shape[0] else None
+
+
+def lexical_metrics(dataset: Dataset, scope: _IntArray, pairs: tuple[_IntArray, _IntArray]
+                    ) -> dict[str, float | None] | None:
+    """``lexical_cohesion``, ``lexical_boundary_clarity`` and ``lexical_chunk_stickiness``.
+
+    ``scope`` are the documents that have a chunk, ``pairs`` the ``(left, right)``
+    chunk rows of the neighbour pairs (two chunks of one document).  Every set
+    compared belongs to one document, so each block of documents is done on
+    its own: memory and sort sizes stay those of one block, and time grows
+    linearly with the corpus.  ``None`` when a block's integer keys would not
+    fit an int64 (the caller then uses Python sets).
+    """
+    positions = dataset.positions
+    documents = dataset.documents
+    chunks = dataset.chunks
+    n = len(chunks)
+    chunk_start = np.fromiter((c.start for c in chunks), dtype=np.int64, count=n)
+    chunk_end = np.fromiter((c.end for c in chunks), dtype=np.int64, count=n)
+    lo, hi, doc_of = positions.chunk_lo, positions.chunk_hi, positions.chunk_doc
+    scope_list = scope.tolist()
+    blocks = _blocks(scope_list, [len(documents[doc].text) for doc in scope_list])
+    longest = max((sum(len(documents[doc].text) for doc in block) for block in blocks),
+                  default=0)
+    powers = _powers(longest + 1, _BASE), _powers(longest + 1, _INVERSE)
+    # The chunks and the pairs of each block, found with one sort each.
+    block_of_doc = np.full(len(documents), -1, dtype=np.int64)
+    for number, block in enumerate(blocks):
+        block_of_doc[block] = number
+    chunk_order = np.argsort(block_of_doc[doc_of], kind="stable")
+    chunk_edges = np.searchsorted(block_of_doc[doc_of][chunk_order], np.arange(len(blocks) + 1))
+    left, right = pairs
+    pair_order = np.argsort(block_of_doc[doc_of[left]], kind="stable")
+    pair_edges = np.searchsorted(block_of_doc[doc_of[left]][pair_order],
+                                 np.arange(len(blocks) + 1))
+    local = np.full(n, -1, dtype=np.int64)
+    token_base = np.zeros(len(documents), dtype=np.int64)  # global token -> block token
+    char_of_doc = np.zeros(len(documents), dtype=np.int64)  # start of a text in its block
+    cohesion: list[npt.NDArray[np.float64]] = []
+    clarity: list[npt.NDArray[np.float64]] = []
+    stickiness: list[npt.NDArray[np.float64]] = []
+    for number, block in enumerate(blocks):
+        texts = [documents[doc].text for doc in block]
+        lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+        char_base = _group_starts(lengths)
+        starts_list, ends_list = [], []
+        offset_tokens = 0
+        for doc, offset in zip(block, char_base.tolist()):
+            table = documents[doc].tokens
+            token_base[doc] = offset_tokens - int(positions.base[doc])
+            offset_tokens += len(table)
+            starts_list.append(table.starts + offset)
+            ends_list.append(table.ends + offset)
+        empty = np.zeros(0, dtype=np.int64)
+        token_start = np.concatenate(starts_list) if starts_list else empty  # in the block
+        token_end = np.concatenate(ends_list) if ends_list else empty
+        joined = "".join(texts)
+        codes = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype="<u4")
+        lower, special, space = _code_tables(codes)
+        sentence = _sentence_ids(codes, space, token_start)
+        change = np.zeros(offset_tokens, dtype=np.int64)  # a document's first: unused
+        change[1:] = sentence[1:] != sentence[:-1]
+        sentence_rank = np.cumsum(change)
+
+        rows = chunk_order[chunk_edges[number]:chunk_edges[number + 1]]
+        local[rows] = np.arange(rows.shape[0])
+        b_lo = lo[rows] + token_base[doc_of[rows]]  # block token intervals
+        b_hi = hi[rows] + token_base[doc_of[rows]]
+        char_of_doc[block] = char_base
+        b_start = chunk_start[rows] + char_of_doc[doc_of[rows]]  # in the block's text
+        b_end = chunk_end[rows] + char_of_doc[doc_of[rows]]
+        sizes = b_hi - b_lo
+        nonempty = np.flatnonzero(sizes > 0)
+        # The cut parts of the edge tokens of the chunks.
+        heads = nonempty[token_start[b_lo[nonempty]] < b_start[nonempty]]
+        tails = nonempty[token_end[b_hi[nonempty] - 1] > b_end[nonempty]]
+        all_lo = np.concatenate([token_start, b_start[heads],
+                                 np.maximum(token_start[b_hi[tails] - 1], b_start[tails])])
+        all_hi = np.concatenate([token_end, np.minimum(token_end[b_lo[heads]], b_end[heads]),
+                                 b_end[tails]])
+        ids, vocabulary = _block_ids(joined, codes, lower, special, all_lo, all_hi, powers)
+        word = ids[:offset_tokens]
+        head_word = ids[offset_tokens:offset_tokens + heads.shape[0]]
+        tail_word = ids[offset_tokens + heads.shape[0]:]
+
+        pair_rows = pair_order[pair_edges[number]:pair_edges[number + 1]]
+        values = _block_metrics(word, sentence_rank, b_lo, b_hi, heads, head_word, tails,
+                                tail_word, local[left[pair_rows]], local[right[pair_rows]],
+                                vocabulary)
+        if values is None:
+            return None  # keys would not fit an int64: the caller's set-based path
+        cohesion.append(values[0])
+        clarity.append(values[1])
+        stickiness.append(values[2])
+    return {"lexical_cohesion": _mean_of(cohesion), "lexical_boundary_clarity": _mean_of(clarity),
+            "lexical_chunk_stickiness": _mean_of(stickiness)}
+
+
+def _mean_of(parts: list[npt.NDArray[np.float64]]) -> float | None:
+    return _mean(np.concatenate(parts)) if parts else None
+
+
+def _block_metrics(word: _IntArray, sentence_rank: _IntArray, lo: _IntArray, hi: _IntArray,
+                   heads: _IntArray, head_word: _IntArray, tails: _IntArray,
+                   tail_word: _IntArray, left: _IntArray, right: _IntArray, vocabulary: int
+                   ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64],
+                              npt.NDArray[np.float64]] | None:
+    """Cohesion of each chunk with two sentence parts or more, clarity and stickiness of
+    each pair, for the chunks ``[lo, hi)`` (tokens of one block) and the pairs
+    ``(left, right)`` of those chunks."""
+    n = lo.shape[0]
+    sizes = hi - lo
+    # Every token of every chunk, its first and last replaced by their cut parts.
+    owner, position = _expand(lo, sizes)
+    occurrence = word[position]
+    offsets = _group_starts(sizes)
+    occurrence[offsets[heads]] = head_word
+    occurrence[offsets[tails] + sizes[tails] - 1] = tail_word
+    rank = np.arange(owner.shape[0], dtype=np.int64) - offsets[owner]
+    span = max(vocabulary, 1)
+    piece = sentence_rank[position] - sentence_rank[lo[owner]]  # sentence part in the chunk
+    nonempty = sizes > 0
+    pieces = np.zeros(n, dtype=np.int64)
+    pieces[nonempty] = sentence_rank[hi[nonempty] - 1] - sentence_rank[lo[nonempty]] + 1
+    parts = max(int(pieces.max(initial=0)), 1)
+    if n * span * parts >= 2**62:
+        return None
+    # One sort gives the distinct (chunk, word, part) keys, grouped by (chunk, word).
+    keys = _unique_sorted((owner * span + occurrence) * parts + piece)
+    chunk_word = keys // parts
+    first_of_word = np.empty(keys.shape[0], dtype=bool)
+    if keys.shape[0]:
+        first_of_word[0] = True
+        np.not_equal(chunk_word[1:], chunk_word[:-1], out=first_of_word[1:])
+    chunk_keys = chunk_word[first_of_word]  # distinct (chunk, word), sorted
+
+    # Stickiness and clarity: the distinct words of each side of each neighbour pair.
+    count_pairs = left.shape[0]
+    as_left = np.full(n, -1, dtype=np.int64)
+    as_right = np.full(n, -1, dtype=np.int64)
+    as_left[left] = np.arange(count_pairs)
+    as_right[right] = np.arange(count_pairs)
+    key_chunk = chunk_keys // span
+    chunk_words = np.bincount(key_chunk, minlength=n).astype(np.float64)
+    stickiness = _side_overlap(chunk_keys, key_chunk, as_left, as_right, span, count_pairs,
+                               chunk_words[left], chunk_words[right])
+    edge = np.minimum(EDGE_TOKENS, sizes)
+    tail_keys = _unique_sorted((owner * span + occurrence)[rank >= (sizes - edge)[owner]])
+    head_keys = _unique_sorted((owner * span + occurrence)[rank < edge[owner]])
+    tail_words = np.bincount(tail_keys // span, minlength=n).astype(np.float64)
+    head_words = np.bincount(head_keys // span, minlength=n).astype(np.float64)
+    clarity = 1.0 - _neighbour_jaccard(tail_keys, head_keys, as_left, as_right, span,
+                                       count_pairs, tail_words[left], head_words[right])
+    cohesion = _cohesion(keys, chunk_word, first_of_word, pieces, span, parts)
+    return cohesion, clarity, stickiness
+
+
+def _side_overlap(keys: _IntArray, key_chunk: _IntArray, as_left: _IntArray,
+                  as_right: _IntArray, span: int, count: int,
+                  left_size: npt.NDArray[np.float64], right_size: npt.NDArray[np.float64]
+                  ) -> npt.NDArray[np.float64]:
+    """Jaccard of the two chunks of each neighbour pair, from their ``chunk * span + word`` keys."""
+    word = keys - key_chunk * span
+    left_pair, right_pair = as_left[key_chunk], as_right[key_chunk]
+    shared = _pair_counts(left_pair[left_pair >= 0] * span + word[left_pair >= 0],
+                          right_pair[right_pair >= 0] * span + word[right_pair >= 0])
+    inter = np.bincount(shared // span, minlength=count).astype(np.float64)
+    return _jaccard(inter, left_size, right_size)
+
+
+def _neighbour_jaccard(left_keys: _IntArray, right_keys: _IntArray, as_left: _IntArray,
+                       as_right: _IntArray, span: int, count: int,
+                       left_size: npt.NDArray[np.float64],
+                       right_size: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """Jaccard of the left chunk's ``left_keys`` set and the right chunk's ``right_keys`` set."""
+    left_chunk, right_chunk = left_keys // span, right_keys // span
+    left_pair, right_pair = as_left[left_chunk], as_right[right_chunk]
+    a, b = left_pair >= 0, right_pair >= 0
+    shared = _pair_counts(left_pair[a] * span + (left_keys - left_chunk * span)[a],
+                          right_pair[b] * span + (right_keys - right_chunk * span)[b])
+    inter = np.bincount(shared // span, minlength=count).astype(np.float64)
+    return _jaccard(inter, left_size, right_size)
+
+
+def _cohesion(keys: _IntArray, chunk_word: _IntArray, first_of_word: npt.NDArray[np.bool_],
+              pieces: _IntArray, span: int, parts: int) -> npt.NDArray[np.float64]:
+    """Mean Jaccard of all pairs of sentence parts, for each chunk with at least two.
+
+    ``keys`` are the sorted distinct ``(chunk * span + word) * parts + part``:
+    a run of equal ``chunk_word`` is the parts of one chunk that hold one word,
+    in ascending order, and every two of them share that word.
+    """
+    multi = np.flatnonzero(pieces >= 2)
+    if multi.shape[0] == 0:
+        return np.zeros(0, dtype=np.float64)
+    chunk = chunk_word // span
+    keep = pieces[chunk] >= 2
+    chunk, piece, first_of_word = chunk[keep], (keys % parts)[keep], first_of_word[keep]
+    part_base = _group_starts(pieces)
+    part = part_base[chunk] + piece
+    part_words = np.bincount(part, minlength=int(pieces.sum())).astype(np.float64)
+    group = np.cumsum(first_of_word) - 1
+    group_size = np.bincount(group)
+    later = group_size[group] - 1 - (np.arange(group.shape[0]) - _group_starts(group_size)[group])
+    first, step = _expand(np.zeros(group.shape[0], dtype=np.int64), later)
+    # Every pair (a, b) of parts of one chunk, once per word they share: count them.
+    owner = chunk[first]
+    width = pieces[owner]
+    pair_base = _group_starts(pieces * pieces)
+    pair_key = np.sort(pair_base[owner] + piece[first] * width + piece[first + 1 + step])
+    if pair_key.shape[0]:
+        new = np.empty(pair_key.shape[0], dtype=bool)
+        new[0] = True
+        np.not_equal(pair_key[1:], pair_key[:-1], out=new[1:])
+        starts = np.flatnonzero(new)
+        shared = pair_key[starts]
+        inter = np.diff(np.append(starts, pair_key.shape[0])).astype(np.float64)
+    else:
+        shared, inter = pair_key, np.zeros(0, dtype=np.float64)
+    # The pair's chunk: the last one whose pair numbers start at or before it.
+    pair_chunk = np.searchsorted(pair_base, shared, side="right") - 1
+    local = shared - pair_base[pair_chunk]
+    first_part = part_base[pair_chunk] + local // pieces[pair_chunk]
+    second_part = part_base[pair_chunk] + local % pieces[pair_chunk]
+    jaccard = _jaccard(inter, part_words[first_part], part_words[second_part])
+    sums = np.bincount(pair_chunk, weights=jaccard, minlength=pieces.shape[0])
+    counted = pieces[multi].astype(np.float64)
+    return sums[multi] / (counted * (counted - 1) / 2)

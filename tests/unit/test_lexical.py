@@ -1,0 +1,116 @@
+"""The integer-array lexical chunking metrics against the Python-set definitions."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from pytest_rag import lexical
+from pytest_rag.loading import parse_dataset
+from pytest_rag.stages import chunking
+
+#: Words with capital sigma (context-dependent lowercase), a code point whose
+#: lowercase is two code points, anagrams, cased and uncased letters.
+WORDS = ["ΟΔΟΣ", "ΣΑΣ", "Σ", "İstanbul", "i̇stanbul", "ab", "ba", "AB", "Straße", "STRASSE",
+         "x_1", "naïve", "NAÏVE", "dž", "ǅ", "Ǆ", "ﬁ", "word", "Word", "wor", "d", "𝒜b"]
+GAPS = [" ", ". ", "! ", "?\n", "\n", ", ", " ... ", ".", "'"]
+
+
+def _text(rng: random.Random, words: int) -> str:
+    return "".join(rng.choice(WORDS) + rng.choice(GAPS) for _ in range(words))
+
+
+def _dataset(seed: int) -> object:
+    rng = random.Random(seed)
+    documents = {f"d{i}": _text(rng, rng.randint(0, 40)) for i in range(rng.randint(1, 5))}
+    chunks = []
+    for doc_id, text in documents.items():
+        for c in range(rng.randint(0, 6)):
+            start = rng.randint(0, len(text))
+            end = rng.randint(start, min(len(text), start + 60))
+            chunks.append({"id": f"{doc_id}#{c}", "doc_id": doc_id, "start": start, "end": end})
+    rng.shuffle(chunks)
+    return parse_dataset({"documents": [{"id": d, "text": t} for d, t in documents.items()],
+                          "chunks": chunks})
+
+
+def _both(dataset: object) -> tuple[dict[str, float | None] | None, dict[str, float | None]]:
+    positions = dataset.positions  # type: ignore[attr-defined]
+    if not dataset.chunks:  # type: ignore[attr-defined]
+        pytest.skip("no chunk")
+    scope = np.unique(positions.chunk_doc)
+    pairs = chunking._neighbour_pairs(positions.chunk_doc)
+    return (lexical.lexical_metrics(dataset, scope, pairs),  # type: ignore[arg-type]
+            chunking._lexical_metrics_sets(dataset, scope, pairs))  # type: ignore[arg-type]
+
+
+def _close(new: dict[str, float | None] | None, old: dict[str, float | None]) -> None:
+    assert new is not None
+    assert new.keys() == old.keys()
+    for key, value in old.items():
+        if value is None:
+            assert new[key] is None, key
+        else:
+            assert new[key] == pytest.approx(value, rel=1e-12, abs=1e-12), key
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_integer_ids_match_python_sets(seed: int) -> None:
+    dataset = _dataset(seed)
+    if not dataset.chunks:  # type: ignore[attr-defined]
+        return
+    _close(*_both(dataset))
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_small_blocks_match_python_sets(monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
+    monkeypatch.setattr(lexical, "BLOCK_CHARS", 16)  # a block per document or two
+    dataset = _dataset(seed)
+    if not dataset.chunks:  # type: ignore[attr-defined]
+        return
+    _close(*_both(dataset))
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_hash_collisions_fall_back_to_strings(monkeypatch: pytest.MonkeyPatch,
+                                              seed: int) -> None:
+    # Base 1: a range's hash is the sum of its code points, so the anagrams
+    # "ab" and "ba" collide; the check must catch it and give exact ids.
+    monkeypatch.setattr(lexical, "_BASE", 1)
+    monkeypatch.setattr(lexical, "_INVERSE", 1)
+    dataset = _dataset(seed)
+    if not dataset.chunks:  # type: ignore[attr-defined]
+        return
+    _close(*_both(dataset))
+
+
+def test_anagrams_are_different_words_even_when_their_hashes_collide(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(lexical, "_BASE", 1)
+    monkeypatch.setattr(lexical, "_INVERSE", 1)
+    text = "ab ba. ab"
+    codes = np.frombuffer(text.encode("utf-32-le"), dtype="<u4")
+    lower, special, _ = lexical._code_tables(codes)
+    starts, ends = np.array([0, 3, 7]), np.array([2, 5, 9])
+    ids, count = lexical._block_ids(text, codes, lower, special, starts, ends,
+                                    (lexical._powers(10, 1), lexical._powers(10, 1)))
+    assert count == 2
+    assert ids[0] == ids[2] != ids[1]
+
+
+def test_case_and_special_lowercase() -> None:
+    text = "ΟΔΟΣ οδος İx i̇x ΣΑΣ σας"
+    tokens = [(0, 4), (5, 9), (10, 12), (13, 16), (17, 20), (21, 24)]
+    codes = np.frombuffer(text.encode("utf-32-le"), dtype="<u4")
+    lower, special, _ = lexical._code_tables(codes)
+    starts = np.array([a for a, _ in tokens])
+    ends = np.array([b for _, b in tokens])
+    ids, _ = lexical._block_ids(text, codes, lower, special, starts, ends,
+                                (lexical._powers(30, lexical._BASE),
+                                 lexical._powers(30, lexical._INVERSE)))
+    words = [text[a:b].lower() for a, b in tokens]
+    for i in range(len(tokens)):
+        for j in range(len(tokens)):
+            assert (ids[i] == ids[j]) == (words[i] == words[j]), (words[i], words[j])
