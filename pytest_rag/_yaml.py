@@ -14,6 +14,8 @@ _Base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 _NO_CONSTRUCTOR = "could not determine a constructor for the tag"
+#: What ``!!`` stands for in a tag.
+_STANDARD_PREFIX = "tag:yaml.org,2002:"
 
 
 #: What a constructor of the safe loader raises on a scalar it cannot read
@@ -106,6 +108,14 @@ def _problem(error: yaml.MarkedYAMLError) -> str:
     problem = error.problem or error.context or "invalid YAML"
     if problem.startswith(_NO_CONSTRUCTOR):
         tag = problem[len(_NO_CONSTRUCTOR):].strip()
+        import ast
+
+        try:
+            name = ast.literal_eval(tag)  # PyYAML gives the tag's repr
+        except (ValueError, SyntaxError):
+            name = None
+        if isinstance(name, str) and name.startswith(_STANDARD_PREFIX):
+            tag = repr("!!" + name[len(_STANDARD_PREFIX):])  # as written: !!python/object:...
         return (f"the tag {tag} is not allowed (files are read with a safe loader: "
                 "no tag constructs an object)")
     return problem

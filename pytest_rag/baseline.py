@@ -52,6 +52,34 @@ class BaselineError(Exception):
     """A baseline file that is missing, corrupt or of another version."""
 
 
+def read_json_file(path: Path, kind: str, *, missing_hint: str = "",
+                   corrupt_hint: str = "") -> Any:
+    """The decoded JSON of ``path``, or a :class:`BaselineError` naming ``kind`` and the path.
+
+    ``kind`` says what the file should be (``"baseline file"``); the hints are
+    appended to the message of a missing and of a corrupt file.
+    """
+    where = f"{kind} {str(path)!r}"
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        raise BaselineError(f"{where} not found{missing_hint}") from None
+    except UnicodeDecodeError as error:
+        raise BaselineError(f"{where} is not UTF-8 text ({error.reason} at byte {error.start})"
+                            f"{corrupt_hint}") from None
+    except OSError as error:
+        raise BaselineError(f"cannot read {where}: {error.strerror or error}") from None
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise BaselineError(f"{where} is nested too deeply to be read{corrupt_hint}") from None
+    except json.JSONDecodeError as error:
+        raise BaselineError(f"{where} is not valid JSON (line {error.lineno}, column "
+                            f"{error.colno}: {error.msg}){corrupt_hint}") from None
+    except ValueError as error:  # an integer of more digits than Python converts
+        raise BaselineError(f"{where} is not valid JSON ({error}){corrupt_hint}") from None
+
+
 @dataclass(frozen=True)
 class Baseline:
     """``tests[nodeid][stage]`` = ``{"metrics": ..., "per_query": ..., "settings": ...}``."""
@@ -69,42 +97,33 @@ class Baseline:
             When the file is missing, is not valid JSON, has another format or a
             newer version, or has entries of the wrong shape.
         """
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise BaselineError(f"baseline file {str(path)!r} not found; "
-                                "create it with --rag-update-baseline") from None
-        except (OSError, UnicodeDecodeError) as error:
-            raise BaselineError(f"cannot read baseline file {str(path)!r}: {error}") from None
-        try:
-            data = json.loads(text)
-        except RecursionError:
-            raise BaselineError(f"baseline file {str(path)!r} is nested too deeply to be a "
-                                "baseline") from None
-        except json.JSONDecodeError as error:
-            raise BaselineError(
-                f"baseline file {str(path)!r} is not valid JSON (line {error.lineno}, column "
-                f"{error.colno}: {error.msg}); restore it from version control, or delete it and "
-                "run --rag-update-baseline") from None
+        data = read_json_file(
+            path, "baseline file", missing_hint="; create it with --rag-update-baseline",
+            corrupt_hint="; restore it from version control, or delete it and run "
+                         "--rag-update-baseline")
         return cls.from_json(data, str(path))
 
     @classmethod
-    def from_json(cls, data: Any, where: str) -> Baseline:
+    def from_json(cls, data: Any, where: str, *, kind: str = "baseline file",
+                  format_id: str = BASELINE_FORMAT, max_version: int = BASELINE_VERSION
+                  ) -> Baseline:
+        """Check decoded JSON; ``kind``, ``format_id`` and ``max_version`` describe the file
+        (a baseline by default; ``pytest-rag diff`` also reads ``--rag-report`` files)."""
         def bad(place: str, problem: str) -> BaselineError:
-            return BaselineError(f"baseline file {where!r}: {place}: {problem}")
+            return BaselineError(f"{kind} {where!r}: {place}: {problem}")
 
         if not isinstance(data, dict):
             raise bad("top level", "expected a JSON object")
-        if data.get("format") != BASELINE_FORMAT:
-            raise bad("format", f"expected {BASELINE_FORMAT!r}, got {data.get('format')!r}")
+        if data.get("format") != format_id:
+            raise bad("format", f"expected {format_id!r}, got {_short(data.get('format'))}")
         version = data.get("version")
         if not isinstance(version, int) or isinstance(version, bool):
-            raise bad("version", f"expected a whole number, got {version!r}")
-        if version > BASELINE_VERSION:
-            raise bad("version", f"version {version} is newer than this pytest-rag reads "
-                                 f"({BASELINE_VERSION}); upgrade pytest-rag")
+            raise bad("version", f"expected a whole number, got {_short(version)}")
+        if version > max_version:
+            raise bad("version", f"version {_short(version)} is newer than this pytest-rag "
+                                 f"reads ({max_version}); upgrade pytest-rag")
         if version < 1:
-            raise bad("version", f"unknown version {version}")
+            raise bad("version", f"unknown version {_short(version)}")
         tests = data.get("tests")
         if not isinstance(tests, dict):
             raise bad("tests", "expected a JSON object")

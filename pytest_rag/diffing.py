@@ -8,18 +8,17 @@ directions, tolerances, paired randomization test and bootstrap interval).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .baseline import (
-    BASELINE_FORMAT, BASELINE_VERSION, Baseline, BaselineError, MetricDiff, compare_record,
+    BASELINE_FORMAT, Baseline, BaselineError, MetricDiff, compare_record, read_json_file,
 )
 from .records import StageRecord
 from .registry import REGISTRY, MetricSpec
-from .scorecard import REPORT_FORMAT
+from .scorecard import REPORT_FORMAT, REPORT_VERSION
 from .thresholds import Tolerances
 
 __all__ = ["DiffRow", "diff_files", "load_scores"]
@@ -45,25 +44,18 @@ def load_scores(path: Path) -> Baseline:
     BaselineError
         For a missing, unreadable or malformed file, naming it.
     """
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise BaselineError(f"{path}: file not found") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise BaselineError(f"{path}: cannot read: {error}") from None
-    except json.JSONDecodeError as error:
-        raise BaselineError(f"{path}: not valid JSON (line {error.lineno}, column "
-                            f"{error.colno}: {error.msg})") from None
-    except RecursionError:
-        raise BaselineError(f"{path}: nested too deeply to be a baseline or report") from None
-    if isinstance(data, dict) and data.get("format") == REPORT_FORMAT:
-        data = {"format": BASELINE_FORMAT, "version": BASELINE_VERSION,
-                "tests": data.get("tests")}
-    elif not (isinstance(data, dict) and data.get("format") == BASELINE_FORMAT):
-        found = data.get("format") if isinstance(data, dict) else None
-        raise BaselineError(f"{path}: not a pytest-rag baseline or report file "
-                            f"(format {found!r})")
-    return Baseline.from_json(data, str(path))
+    where = f"baseline or report file {str(path)!r}"
+    data = read_json_file(path, "baseline or report file")
+    if not isinstance(data, dict):
+        raise BaselineError(f"{where}: top level: expected a JSON object")
+    if data.get("format") == REPORT_FORMAT:
+        return Baseline.from_json(data, str(path), kind="report file", format_id=REPORT_FORMAT,
+                                  max_version=REPORT_VERSION)
+    if data.get("format") == BASELINE_FORMAT:
+        return Baseline.from_json(data, str(path))
+    found = repr(data.get("format"))
+    raise BaselineError(f"{where}: format: expected {BASELINE_FORMAT!r} or {REPORT_FORMAT!r}, "
+                        f"got {found if len(found) <= 40 else found[:37] + '...'}")
 
 
 def _records(scores: Baseline) -> list[StageRecord]:

@@ -7,7 +7,8 @@ traceback; print a message on stderr when it returns 2.  ``evaluate`` and
 ``validate`` must also agree with the Python API on the same file: exit 2
 with the API's ``DatasetError`` message when the API refuses the file, exit 0
 (and, for ``--format json``, one finite-or-null value per registry key) when
-it accepts it.
+it accepts it.  ``diff`` may return 0 or 1 only when both files are baseline or
+report files of version 1 (a newer version must be refused, not read).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Any
 import pytest
 import yaml
 from fuzz_strategies import (
-    MAX_K, SPECS, STAGE_KEYS, STAGES, examples, mutate, mutated_datasets, plain,
+    SPECS, STAGE_KEYS, STAGES, examples, mutate, mutated_datasets, plain,
     valid_datasets,
 )
 from hypothesis import currently_in_test_context, event, given, note
@@ -56,8 +57,11 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("fuzz-cli")
 
 
+#: An integer of more digits than Python converts from text (4,300 by default).
+HUGE_DIGITS = "1" + "0" * 5000
+
 # -- evaluate and validate ---------------------------------------------------------------
-K_TEXT = ("1", "2", "5", str(MAX_K), "0", "-1", "abc", "", "1.5", "1e3", " 3", "\u0663", "3\x00",
+K_TEXT = ("1", "2", "5", "10000", str(10**30), str(2**63), str(2**64), "0", "-1", "abc", "", "1.5", "1e3", " 3", "\u0663", "3\x00",
           "\U0001d7d1")
 OPTIONS = st.lists(st.one_of(
     st.sampled_from(STAGES).map(lambda stage: ["--stage", stage]),
@@ -82,7 +86,8 @@ def dataset_files(draw: st.DrawFn) -> tuple[str, bytes]:
     data = text.encode("utf-8", "surrogatepass")
     if draw(st.integers(0, 4)) == 0:  # cut or spliced text
         where = draw(st.integers(0, len(data)))
-        data = data[:where] + draw(st.sampled_from([b"", b"\xff", b"{", b"\x00", b"]"]))
+        data = data[:where] + draw(st.sampled_from([b"", b"\xff", b"{", b"\x00", b"]",
+                                                    HUGE_DIGITS.encode()]))
     return suffix, data
 
 
@@ -158,14 +163,13 @@ ARGV_TOKENS = ("evaluate", "validate", "diff", "metrics", "--stage", "retrieval"
                "--format", "json", "markdown", "table", "--significance", "0.05", "2", "nan",
                "--tolerance", "-1", "inf", "1e400", "--relative-tolerance", "--all", "--help", "-h",
                "--allow-outside-paths", "missing.json", "", "\x00", "-", "--", "\u202e", "--k=3",
-               "--version", "/", ".", "x.yaml", "x.txt")
+               "--version", "/", ".", "x.yaml", "x.txt", str(10**30), str(2**63), "-" + str(2**63),
+               "1" + "0" * 400)
 
 
 @examples(0.5)
 @given(st.lists(st.sampled_from(ARGV_TOKENS), max_size=6))
 def test_any_argv_exits_0_1_or_2_without_a_traceback(argv: list[str]) -> None:
-    if "--k" in argv:  # KNOWN_BUGS["huge-k"]: none of these tokens is huge; keep it so
-        assert all(not (token.isdigit() and int(token) > MAX_K) for token in argv)
     status, _, err = run(argv)
     check_run(status, err, (0, 1, 2))
 
@@ -174,6 +178,14 @@ def test_any_argv_exits_0_1_or_2_without_a_traceback(argv: list[str]) -> None:
 QUERY_IDS = ("q1", "q2", "q3", "q\u0301", "\u202eq", "\U0001f44d", "q\x00")
 METRIC_VALUE = st.one_of(st.none(), st.floats(0, 1), st.sampled_from([0.0, 1.0, 0.5]),
                          st.floats(0, 1e6), st.integers(0, 10))
+#: Values a valid file never holds: huge integers (beyond floats too), non-numbers.
+ODD_METRIC_VALUE = st.sampled_from([10**30, 2**63, -(2**63), 10**400, -(10**400), "0.5", "", "nan",
+                                    True, [0.5], {"value": 0.5}, float("nan"), float("inf")])
+
+
+def metric_values(draw: st.DrawFn) -> Any:
+    """Mostly a valid metric value, now and then an odd one."""
+    return draw(ODD_METRIC_VALUE) if draw(st.integers(0, 9)) == 0 else draw(METRIC_VALUE)
 
 
 @st.composite
@@ -190,13 +202,13 @@ def score_files(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any]]:
         metrics: dict[str, Any] = {}
         per_query: dict[str, Any] = {}
         for key in keys:
-            value = draw(METRIC_VALUE)
+            value = metric_values(draw)
             spec = SPECS.get((stage, key))
             metrics[key] = value if draw(st.booleans()) else {
                 "value": value, "direction": spec.direction.value if spec else "info",
                 "tolerance": 0.01, "relative": False}
             if draw(st.booleans()):
-                per_query[key] = {q: draw(METRIC_VALUE) for q in queries}
+                per_query[key] = {q: metric_values(draw) for q in queries}
         return {"metrics": metrics, "per_query": per_query, "settings": {"k": 5}}
 
     def document() -> dict[str, Any]:
@@ -218,41 +230,12 @@ def copy_with_changes(draw: st.DrawFn, old: dict[str, Any]) -> dict[str, Any]:
         for entry in stages.values():
             for key in entry["metrics"]:
                 if draw(st.booleans()):
-                    entry["metrics"][key] = draw(METRIC_VALUE)
+                    entry["metrics"][key] = metric_values(draw)
             for values in entry["per_query"].values():
                 for query in values:
                     if draw(st.booleans()):
-                        values[query] = draw(METRIC_VALUE)
+                        values[query] = metric_values(draw)
     return new
-
-
-def avoid_diff_bugs(data: Any) -> Any:
-    """Per-query values that are not numbers or null become 0.5 (KNOWN_BUGS["diff-per-query-type"]);
-    integers too large for a float become 1e300 (KNOWN_BUGS["diff-huge-int"])."""
-    if isinstance(data, dict):
-        tests = data.get("tests")
-        if isinstance(tests, dict):
-            for stages in tests.values():
-                for entry in (stages.values() if isinstance(stages, dict) else ()):
-                    per_query = entry.get("per_query") if isinstance(entry, dict) else None
-                    for values in (per_query.values() if isinstance(per_query, dict) else ()):
-                        if isinstance(values, dict):
-                            for query, value in values.items():
-                                if value is not None and not isinstance(value, (int, float)):
-                                    values[query] = 0.5
-    return _cap_ints(data)
-
-
-def _cap_ints(value: Any) -> Any:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int) and abs(value) > 10**300:
-        return 1e300
-    if isinstance(value, dict):
-        return {key: _cap_ints(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_cap_ints(item) for item in value]
-    return value
 
 
 DIFF_OPTIONS = st.lists(st.one_of(
@@ -266,6 +249,22 @@ DIFF_OPTIONS = st.lists(st.one_of(
 ), max_size=2).map(lambda groups: [arg for group in groups for arg in group])
 
 
+def check_diff_numbers(old: str, new: str) -> None:
+    """Every number of the comparison is finite (or None); p in (0, 1], the interval ordered."""
+    from pytest_rag.diffing import diff_files, load_scores
+
+    for row in diff_files(load_scores(Path(old)), load_scores(Path(new)), alpha=0.05,
+                          permutations=200):
+        d = row.diff
+        for name in ("current", "baseline", "delta", "allowed", "p_value", "ci_low", "ci_high"):
+            value = getattr(d, name)
+            assert value is None or math.isfinite(value), (row.nodeid, d.key, name, value)
+        if d.p_value is not None:
+            assert 0 < d.p_value <= 1, (row.nodeid, d.key, d.p_value)
+        if d.ci_low is not None and d.ci_high is not None:
+            assert d.ci_low <= d.ci_high, (row.nodeid, d.key, d.ci_low, d.ci_high)
+
+
 @examples(2.0)
 @given(score_files(), st.integers(0, 3), st.data(), DIFF_OPTIONS)
 def test_diff_exits_0_1_or_2_on_mutated_files(folder: Path, pair: tuple[dict[str, Any], dict[str, Any]],
@@ -273,16 +272,17 @@ def test_diff_exits_0_1_or_2_on_mutated_files(folder: Path, pair: tuple[dict[str
                                               options: list[str]) -> None:
     old, new = pair
     if which & 1:
-        old = avoid_diff_bugs(plain(data.draw(mutate(old))))
+        old = plain(data.draw(mutate(old)))
     if which & 2:
-        new = avoid_diff_bugs(plain(data.draw(mutate(new))))
+        new = plain(data.draw(mutate(new)))
     paths = []
     for name, document in (("old.json", old), ("new.json", new)):
         path = folder / name
         text = json.dumps(plain(document), allow_nan=True,
                           ensure_ascii=data.draw(st.booleans(), label="ascii"))
         if data.draw(st.integers(0, 9), label="cut") == 0:
-            text = text[:data.draw(st.integers(0, len(text)), label="cut at")]
+            text = text[:data.draw(st.integers(0, len(text)), label="cut at")] + data.draw(
+                st.sampled_from(["", HUGE_DIGITS]), label="spliced")
         path.write_text(text, encoding="utf-8")
         paths.append(str(path))
     if data.draw(st.integers(0, 19), label="missing") == 0:
@@ -290,11 +290,17 @@ def test_diff_exits_0_1_or_2_on_mutated_files(folder: Path, pair: tuple[dict[str
     status, out, err = run(["diff", *paths, *options])
     check_run(status, err, (0, 1, 2))
     if status in (0, 1):
+        for path in paths:  # accepted: both files are of a known format and version
+            document = json.loads(Path(path).read_text(encoding="utf-8"))
+            assert document.get("format") in ("pytest-rag-baseline", "pytest-rag-report"), path
+            assert type(document.get("version")) is int and document["version"] == 1, (
+                path, document.get("version"))
+        check_diff_numbers(*paths)
         assert out.strip(), "diff printed nothing"
         assert out.rstrip().endswith("improved") or "within noise" in out.splitlines()[-1], out
 
 
-# -- known bugs: minimal reproductions -------------------------------------------------------
+# -- regressions: minimal reproductions of fixed bugs -------------------------------------------------------
 def _baseline(path: Path, metrics: Any, per_query: Any = None) -> str:
     entry = {"metrics": metrics, "per_query": per_query or {}}
     path.write_text(json.dumps({"format": "pytest-rag-baseline", "version": 1,
@@ -329,7 +335,7 @@ def test_diff_refuses_deeply_nested_json(tmp_path: Path) -> None:
     assert status == 2 and str(deep) in err
 
 
-@pytest.mark.parametrize("k", [2**63, 10**12])
+@pytest.mark.parametrize("k", [2**63, 10**12, 10**30])
 def test_evaluate_with_a_huge_k_exits_cleanly(tmp_path: Path, k: int) -> None:
     path = tmp_path / "gold.json"
     path.write_text(json.dumps({"params": {"k": k}, "queries": [{"id": "q1", "relevant": ["a"]}],
@@ -349,3 +355,28 @@ def test_evaluate_with_costs_near_the_float_maximum(tmp_path: Path, fmt: str) ->
     status, _, err = run(["evaluate", str(path), "--format", fmt])
     assert status == 0, err
 
+
+
+@pytest.mark.parametrize("where", ["option", "params"])
+def test_evaluate_with_k_beyond_the_float_range_exits_cleanly(tmp_path: Path, where: str) -> None:
+    path = tmp_path / "gold.json"
+    params = {"k": 10**400} if where == "params" else {}
+    path.write_text(json.dumps({"params": params, "queries": [{"id": "q1", "relevant": ["a"]}],
+                                "run": {"q1": {"retrieved_ids": ["a", "b"]}}}), encoding="utf-8")
+    argv = ["evaluate", str(path), *(["--k", str(10**400)] if where == "option" else [])]
+    status, _, err = run(argv)
+    check_run(status, err, (0, 2))
+    if status == 2:  # refusing k is fine, if the message says where
+        assert "--k" in err or "params.k" in err, err
+
+
+def test_diff_of_values_near_the_float_maximum(tmp_path: Path) -> None:
+    old = _baseline(tmp_path / "old.json", {"cost_usd": 0.0}, {"cost_usd": {"q1": 0.0, "q2": 0.0}})
+    new = _baseline(tmp_path / "new.json", {"cost_usd": 1e308},
+                    {"cost_usd": {"q1": 1e308, "q2": 1e308}})
+    # The true mean change is 1e308; with two queries no sign flip test can reach p < 0.5.
+    from pytest_rag.significance import paired_change
+
+    change = paired_change({"q1": 0.0, "q2": 0.0}, {"q1": 1e308, "q2": 1e308})
+    assert change.mean_delta == 1e308 and change.p_value is not None and change.p_value >= 0.25
+    check_diff_numbers(old, new)

@@ -77,5 +77,7 @@ def test_bad_files_exit_2(tmp_path: Path, files: tuple[Path, Path]) -> None:
     other = tmp_path / "other.json"
     other.write_text('{"format": "something"}', encoding="utf-8")
     status, _, err = run("diff", str(other), str(files[1]))
-    assert status == 2 and "not a pytest-rag baseline or report file" in err
+    assert status == 2 and err == (f"pytest-rag: error: baseline or report file {str(other)!r}: "
+                                   "format: expected 'pytest-rag-baseline' or "
+                                   "'pytest-rag-report', got 'something'\n")
     assert run("diff", str(files[0]), str(files[1]), "--significance", "2")[0] == 2

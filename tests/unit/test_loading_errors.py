@@ -608,12 +608,13 @@ def test_invalid_yaml_names_line_and_column(tmp_path: Path, text: str, place: st
 
 
 @pytest.mark.parametrize(("tag", "name"), [
-    ("!!python/object:os.system {}", "tag:yaml.org,2002:python/object:os.system"),
-    ("!!python/object/apply:os.system ['echo pwned']",
-     "tag:yaml.org,2002:python/object/apply:os.system"),
-    ("!!python/object/new:builtins.dict {}", "tag:yaml.org,2002:python/object/new:builtins.dict"),
-    ("!!python/name:os.system", "tag:yaml.org,2002:python/name:os.system"),
-    ("!!python/module:os", "tag:yaml.org,2002:python/module:os"),
+    ("!!python/object:os.system {}", "!!python/object:os.system"),
+    ("!!python/object/apply:os.system ['echo pwned']", "!!python/object/apply:os.system"),
+    ("!!python/object/new:builtins.dict {}", "!!python/object/new:builtins.dict"),
+    ("!!python/name:os.system", "!!python/name:os.system"),
+    ("!!python/module:os", "!!python/module:os"),
+    ("!<tag:yaml.org,2002:python/object:os.system> {}", "!!python/object:os.system"),
+    ("!<tag:example.com,2000:app/x> 1", "tag:example.com,2000:app/x"),
     ("!custom 1", "!custom"),
 ])
 def test_yaml_tags_never_construct_objects(tmp_path: Path, tag: str, name: str) -> None:
