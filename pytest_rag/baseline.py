@@ -273,17 +273,25 @@ class MetricDiff:
         return self.status in ("regressed", "lost")
 
 
+#: A per-query change within this share of the value is floating-point rounding.
+ROUNDING = 1e-9
+
+
+def query_got_worse(direction: Direction, before: float, after: float | None) -> bool:
+    """Whether one query's value moved against ``direction`` (or is no longer measured);
+    a change within :data:`ROUNDING` of the value is not one."""
+    return after is None or direction.worse(after, before, ROUNDING * max(1.0, abs(before)))
+
+
 def _worse_queries(direction: Direction, old: Mapping[str, float | None],
                    new: Mapping[str, float | None]) -> tuple[tuple[str, float | None, float | None], ...]:
     worse = []
     for query_id, before in old.items():
         after = new.get(query_id)
-        if before is None:
+        if before is None or not query_got_worse(direction, before, after):
             continue
-        if after is None:
-            worse.append((math.inf, query_id, before, after))
-        elif direction.worse(after, before, 0.0):
-            worse.append((abs(after - before), query_id, before, after))
+        worse.append((math.inf if after is None else abs(after - before), query_id, before,
+                      after))
     worse.sort(key=lambda item: (-item[0], item[1]))
     return tuple((query_id, before, after) for _, query_id, before, after in worse)
 

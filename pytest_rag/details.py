@@ -31,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
+from .baseline import query_got_worse
 from .registry import Direction
 
 if TYPE_CHECKING:
@@ -46,8 +47,6 @@ TEXT_LIMIT: Final = 1500
 #: Ids kept of a list (gold grades, context ids, citations) that has no ``k``.
 ID_LIMIT: Final = 50
 
-#: Relative change below which a per-query value counts as unchanged (float rounding).
-ROUNDING: Final = 1e-9
 #: The run field whose ids each ranked stage scores at K.
 RANKED_FIELDS: Final[Mapping[str, str]] = {
     "retrieval": "retrieved_ids",
@@ -66,7 +65,9 @@ def _top(ids: Sequence[str] | None, k: int) -> list[str] | None:
     """The first ``k`` distinct ids (each at its first rank), or ``None`` when not given."""
     if ids is None:
         return None
-    return list(dict.fromkeys(ids))[:k]
+    from .ranking import top_k  # numpy: already loaded by the evaluation that made the report
+
+    return top_k(ids, k)
 
 
 def _capped(ids: Sequence[str] | None) -> list[str] | None:
@@ -81,9 +82,9 @@ def worse_keys(before: Mapping[str, Mapping[str, float | None]],
     ``before`` and ``after`` are ``{key: {query id: value}}`` (baseline and
     current).  Worse means a value that moved against the metric's direction
     (``directions[key]``: ``"higher"`` or ``"lower"``; informational metrics
-    never get worse) by more than :data:`ROUNDING` relative to the value (a
-    last-digit difference of floating point is not a change), or a baseline
-    value that is no longer measured.
+    never get worse), by the rule of the baseline's regression messages
+    (:func:`pytest_rag.baseline.query_got_worse`: rounding is not a change;
+    a baseline value no longer measured is).
     """
     worse: dict[str, float] = {}
     for key, old_values in before.items():
@@ -96,8 +97,7 @@ def worse_keys(before: Mapping[str, Mapping[str, float | None]],
             continue
         if direction is Direction.INFO:
             continue
-        new = after.get(key, {}).get(query_id)
-        if new is None or direction.worse(new, old, ROUNDING * max(1.0, abs(old))):
+        if query_got_worse(direction, old, after.get(key, {}).get(query_id)):
             worse[key] = old
     return worse
 

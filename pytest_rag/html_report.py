@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Mapping, Sequence
 from html import escape
 from typing import TYPE_CHECKING, Any
@@ -74,7 +73,6 @@ VALUE_BINS = 10
 SIZE_BINS = 40
 #: Headline metrics per record shown when nothing got worse.
 HEADLINES = 2
-_THRESHOLD = re.compile(r"(>=|<=|==|!=|>|<)\s*(\S+)")
 
 _CSS = """
 :root{--ink:#1f2933;--muted:#616e7c;--line:#d9e2ec;--bg:#f7f9fb;--bad:#c0392b;--badbg:#fdecea;
@@ -236,21 +234,6 @@ def _settings(entry: ScoreEntry) -> str:
             f"({_e(shown)})</span>")
 
 
-def _thresholds(text: str | None) -> list[float]:
-    """The numbers of a scorecard threshold such as ``">= 0.8, <= 0.95"``."""
-    if not text:
-        return []
-    out = []
-    for _, number in _THRESHOLD.findall(text):
-        try:
-            value = float(number.rstrip(","))
-        except ValueError:
-            continue
-        if math.isfinite(value):
-            out.append(value)
-    return out
-
-
 def _scale(spec: MetricSpec | None, values: Sequence[float | None],
            thresholds: Sequence[float]) -> tuple[float, float, list[float]]:
     """``(low, high, thresholds on the scale)`` of a metric's bar.
@@ -365,7 +348,7 @@ def _legend() -> str:
 
 
 def _metric_row(row: ScoreRow, spec: MetricSpec | None) -> str:
-    thresholds = _thresholds(row.threshold)
+    thresholds = [t for t in row.threshold_values if math.isfinite(t)]
     low, high, shown = _scale(spec, [row.value, row.baseline], thresholds)
     worse = row.failed or row.status == "within noise"
     title = (f"{row.key}: {format_number(row.value)}"
@@ -451,7 +434,7 @@ def _distribution(entry: ScoreEntry, row: ScoreRow, spec: MetricSpec | None,
     worse = row.failed or row.status == "within noise"
     series.append(Series(f"current ({len(current)})", bin_counts(current, edges),
                          WORSE if worse else CURRENT))
-    markers = [Marker(t, f"threshold {t:g}") for t in _thresholds(row.threshold)
+    markers = [Marker(t, f"threshold {t:g}") for t in row.threshold_values
                if edges[0] <= t <= edges[-1]]
     chart = histogram(series, edges, markers=markers,
                       title=f"{entry.nodeid} {entry.stage}.{row.key}: per-query values",

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from itertools import chain
 from typing import Any, Final, TypeVar
 
-from .data import Dataset, Query, RunEntry, Vectors
+from .data import Dataset, Query, RunEntry, Vectors, assemble
 from .loading import (ID_LIST_FIELDS, MAX_GRADE, RUN_KEYS, Parser, _describe,
                       check_vector_dimensions)
 
@@ -88,28 +88,6 @@ def _query_mapping(parser: Parser, name: str, value: object) -> Mapping[str, Any
     return value
 
 
-#: Every field of the flat records and its default (``Query.id`` has none and
-#: is always given).
-_DEFAULTS: Final = {cls: {field.name: field.default for field in dataclasses.fields(cls)}
-                    for cls in (Query, RunEntry)}
-_new = object.__new__
-
-
-def _record(cls: type[_Record], fields: Mapping[str, Any]) -> _Record:
-    """``cls(**fields)`` for the flat frozen records :class:`Query` and :class:`RunEntry`.
-
-    The same instance (its dictionary holds every field, in field order), made
-    with one dictionary update instead of the generated ``__init__``'s
-    ``object.__setattr__`` per field (15 for a run entry), which was most of the
-    cost of a record.  ``fields`` holds only field names (validated values).
-    """
-    record = _new(cls)
-    state = vars(record)
-    state.update(_DEFAULTS[cls])
-    state.update(fields)
-    return record
-
-
 def _replaced(record: _Record, changes: Mapping[str, Any]) -> _Record:
     """``dataclasses.replace`` of a flat :class:`Query` or :class:`RunEntry`.
 
@@ -118,7 +96,7 @@ def _replaced(record: _Record, changes: Mapping[str, Any]) -> _Record:
     """
     if not changes:
         return record
-    return _record(type(record), {**vars(record), **changes})
+    return assemble(type(record), {**vars(record), **changes})
 
 
 def _chunk_vectors(parser: Parser, value: object, dataset: Dataset) -> tuple[tuple[str, ...], Any]:
@@ -257,7 +235,7 @@ def resolve_inputs(dataset: Dataset | None, inputs: Mapping[str, Any],
             changes[attribute] = value
     old_count = len(queries)
     queries = ([_replaced(query, changes) for query, changes in zip(queries, gold_changes)]
-               + [_record(Query, {"id": query_id, **changes})
+               + [assemble(Query, {"id": query_id, **changes})
                   for query_id, changes in zip(new_ids, gold_changes[old_count:])])
 
     run = dict(base.run)
@@ -283,7 +261,7 @@ def resolve_inputs(dataset: Dataset | None, inputs: Mapping[str, Any],
         if entry is not None:  # every given input replaces the entry's field
             run[query_id] = _replaced(entry, {name: fields.get(name) for name, _ in run_maps})
         elif fields:
-            run[query_id] = _record(RunEntry, fields)
+            run[query_id] = assemble(RunEntry, fields)
     if "query_vector" in given or "chunk_vectors" not in given:
         check_vector_dimensions(parser, vectors, run,
                                 lambda query_id: f"query_vector[{query_id!r}]")

@@ -39,7 +39,7 @@ import numpy.typing as npt
 
 from .data import Dataset
 
-__all__ = ["EDGE_TOKENS", "lexical_metrics"]
+__all__ = ["EDGE_TOKENS", "lexical_metrics", "sentence_starts"]
 
 #: Tokens on each side of a boundary for ``lexical_boundary_clarity``.
 EDGE_TOKENS: Final = 12
@@ -111,20 +111,25 @@ def _code_tables(codes: npt.NDArray[np.uint32]) -> tuple[npt.NDArray[np.uint32],
     return lower, special, space
 
 
+def sentence_starts(codes: npt.NDArray[np.uint32], space: npt.NDArray[np.bool_]
+                    ) -> npt.NDArray[np.bool_]:
+    """Whether a new sentence starts at each offset ``0 .. len(codes)`` of a text.
+
+    A sentence ends after ``.``, ``!`` or ``?`` followed by whitespace (the
+    regular expression ``[.!?](?=\\s)``, Unicode whitespace: ``space`` tells it
+    per code point) and at every newline.
+    """
+    starts = np.zeros(codes.shape[0] + 1, dtype=bool)
+    starts[1:] = codes == 0x0A
+    stop = (codes[:-1] == 0x2E) | (codes[:-1] == 0x21) | (codes[:-1] == 0x3F)
+    starts[1:-1] |= stop & space[codes[1:]]
+    return starts
+
+
 def _sentence_ids(codes: npt.NDArray[np.uint32], space: npt.NDArray[np.bool_],
                   token_starts: _IntArray) -> _IntArray:
-    """For each token, the number of sentence starts at or before it.
-
-    A sentence starts after ``.``, ``!`` or ``?`` followed by whitespace and
-    after every newline (the rule of ``_sentence_breaks`` in the chunking
-    stage, applied to the code points already at hand).
-    """
-    breaks = np.zeros(codes.shape[0] + 1, dtype=np.int32)
-    breaks[1:] = codes == 0x0A
-    stop = (codes[:-1] == 0x2E) | (codes[:-1] == 0x21) | (codes[:-1] == 0x3F)
-    breaks[1:-1] |= stop & space[codes[1:]]
-    np.cumsum(breaks, out=breaks)
-    return breaks[token_starts].astype(np.int64)
+    """For each token, the number of sentence starts at or before it."""
+    return np.cumsum(sentence_starts(codes, space))[token_starts].astype(np.int64)
 
 
 def _powers(count: int, base: int) -> _U64:

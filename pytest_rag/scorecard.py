@@ -90,6 +90,8 @@ class ScoreRow:
     p_value: float | None = None
     ci_low: float | None = None
     ci_high: float | None = None
+    #: The numbers of ``threshold``, in its order (for charts).
+    threshold_values: tuple[float, ...] = ()
 
     @property
     def failed(self) -> bool:
@@ -148,7 +150,8 @@ def _row(record: StageRecord, key: str, spec: MetricSpec | None,
                     diff.delta if diff else None, status,
                     spec.direction.value if spec else "info", record.missing.get(key, ""),
                     diff.p_value if diff else None, diff.ci_low if diff else None,
-                    diff.ci_high if diff else None)
+                    diff.ci_high if diff else None,
+                    tuple(dict.fromkeys(check.value for check in mine)))
 
 
 def build_scorecard(records: Iterable[StageRecord], checks: Iterable[CheckRecord] | Mapping[

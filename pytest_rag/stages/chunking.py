@@ -21,6 +21,7 @@ import numpy.typing as npt
 
 from ..data import Chunk, Dataset, EvidenceSpan
 from ..intervals import containing, touching_count, union_sizes
+from ..lexical import lexical_metrics, sentence_starts
 from ..structure import markdown_blocks
 from ..tokens import span_intervals
 from ._base import StageEvaluator
@@ -149,11 +150,7 @@ def _sentence_breaks(text: str) -> _IntArray:
     space = np.zeros(present.shape[0], dtype=bool)
     space[points] = np.fromiter((chr(point).isspace() for point in points.tolist()), dtype=bool,
                                 count=points.shape[0])
-    stop = (codes == ord(".")) | (codes == ord("!")) | (codes == ord("?"))
-    starts = np.zeros(codes.shape[0] + 1, dtype=bool)
-    starts[1:] = codes == ord("\n")
-    starts[1:-1] |= stop[:-1] & space[codes[1:]]
-    return np.flatnonzero(starts)
+    return np.flatnonzero(sentence_starts(codes, space))
 
 
 def _unit_rows(matrix: _FloatArray) -> _FloatArray:
@@ -506,8 +503,6 @@ def _lexical_metrics(dataset: Dataset, scope: _IntArray, pairs: tuple[_IntArray,
     same definitions with Python sets, serves where its integer keys would not
     fit an int64 and is the reference the tests compare it with.
     """
-    from ..lexical import lexical_metrics
-
     values = lexical_metrics(dataset, scope, pairs)
     return values if values is not None else _lexical_metrics_sets(dataset, scope, pairs)
 

@@ -139,15 +139,6 @@ def test_details_are_built_only_for_the_html_report(project: pytest.Pytester) ->
     assert set(log.read_text().split()) == {"True"}
 
 
-def test_unwritable_path_is_reported(project: pytest.Pytester) -> None:
-    (project.path / "taken").mkdir()
-    result = project.runpytest(*RUN, "--rag-html=taken")
-    result.assert_outcomes(passed=3)
-    assert result.ret == pytest.ExitCode.INTERNAL_ERROR
-    result.stdout.fnmatch_lines([f"pytest-rag: could not write {project.path / 'taken'}: "
-                                 "Is a directory"])
-
-
 def test_same_page_with_and_without_xdist(project: pytest.Pytester) -> None:
     pytest.importorskip("xdist")
     project.runpytest(*RUN, "--rag-update-baseline").assert_outcomes(passed=3)

@@ -93,9 +93,10 @@ def test_reports_without_any_stage(pytester: pytest.Pytester) -> None:
     assert (pytester.path / "r.md").read_text() == "## RAG scorecard\n\nNo stage was evaluated.\n\n"
 
 
-def test_unwritable_report_is_reported(rag_pytester: pytest.Pytester) -> None:
+@pytest.mark.parametrize("option", ["--rag-report", "--rag-report-md", "--rag-html"])
+def test_unwritable_report_is_reported(rag_pytester: pytest.Pytester, option: str) -> None:
     (rag_pytester.path / "taken").mkdir()
-    result = rag_pytester.runpytest(*RUN, "--rag-report=taken")
+    result = rag_pytester.runpytest(*RUN, f"{option}=taken")
     result.assert_outcomes(passed=1)
     assert result.ret == pytest.ExitCode.INTERNAL_ERROR
     result.stdout.fnmatch_lines([f"pytest-rag: could not write {rag_pytester.path / 'taken'}: "

@@ -392,3 +392,13 @@ def test_bin_counts_and_histogram() -> None:
     assert "a<b" in texts and "max 3" in texts and "tokens" in texts
     with pytest.raises(ValueError, match="2 counts for 3 bins"):
         histogram([Series("s", (1, 2), "#000")], [0, 1, 2, 3])
+
+
+def test_threshold_markers_sit_at_the_exact_threshold() -> None:
+    # The scorecard's text shows 6 significant digits; the chart uses the number itself.
+    record = _record({"recall_at_k": 0.5}, {"recall_at_k": NOW})
+    checks = {(NODE, "retrieval"): [CheckRecord("retrieval", "recall_at_k", ">=", 0.123456789,
+                                                "ini", True)]}
+    row = build_scorecard([record], checks, {}, REGISTRY).entries[0].rows[0]
+    assert row.threshold == ">= 0.123457"
+    assert row.threshold_values == (0.123456789,)
