@@ -114,6 +114,13 @@ def _ini_float(config: pytest.Config, name: str) -> float:
         raise pytest.UsageError(f"ini {name}: {error}") from None
 
 
+def _ini_bool(config: pytest.Config, name: str) -> bool:
+    try:
+        return bool(config.getini(name))
+    except ValueError as error:  # pytest's "invalid truth value 'maybe'"
+        raise pytest.UsageError(f"ini {name}: expected true or false, {error}") from None
+
+
 def _ini_dir(config: pytest.Config) -> Path:
     return config.inipath.parent if config.inipath is not None else config.rootpath
 
@@ -167,14 +174,18 @@ class RagOptions:
             baseline = config.rootpath / DEFAULT_BASELINE
         absolute = (option.rag_tolerance_cli if option.rag_tolerance_cli is not None
                     else _ini_float(config, "rag_tolerance"))
+        relative = _ini_float(config, "rag_relative_tolerance")
+        where = "ini rag_tolerances"
         try:
-            tolerances = Tolerances.parse(absolute, _ini_float(config, "rag_relative_tolerance"),
-                                          config.getini("rag_tolerances"), specs)
+            tolerances = Tolerances.parse(absolute, relative, config.getini("rag_tolerances"),
+                                          specs)
+            where = "--rag-threshold"
             cli = tuple(parse_threshold(text, "cli", specs) for text in option.rag_thresholds_cli)
+            where = "ini rag_thresholds"
             ini = tuple(parse_threshold(text, "ini", specs)
                         for text in config.getini("rag_thresholds") if text.strip())
         except ValueError as error:
-            raise pytest.UsageError(f"pytest-rag: {error}") from None
+            raise pytest.UsageError(f"pytest-rag: {where}: {error}") from None
         scorecard = option.rag_scorecard or str(config.getini("rag_scorecard")).strip() or "summary"
         if scorecard not in SCORECARD_MODES:
             raise pytest.UsageError(f"ini rag_scorecard: expected one of "
@@ -199,7 +210,7 @@ class RagOptions:
             "max_context_tokens": _ini_int(config, "rag_max_context_tokens", 0),
             "abstain_phrases": phrases or None,
             # Only when on: None is dropped below, so a call-level value still decides.
-            "relevance_from_evidence": bool(config.getini("rag_relevance_from_evidence")) or None,
+            "relevance_from_evidence": _ini_bool(config, "rag_relevance_from_evidence") or None,
         }
 
         significance = option.rag_significance
@@ -219,7 +230,7 @@ class RagOptions:
             prune=option.rag_prune_baseline, strict=option.rag_strict, tolerances=tolerances,
             cli_thresholds=cli, ini_thresholds=ini, scorecard=scorecard,
             report_json=path_of(option.rag_report), report_md=path_of(option.rag_report_md),
-            allow_outside_paths=bool(config.getini("rag_allow_outside_paths")),
+            allow_outside_paths=_ini_bool(config, "rag_allow_outside_paths"),
             stage_settings={k: v for k, v in stage_settings.items() if v is not None},
             significance=significance, report_html=path_of(option.rag_html),
         )

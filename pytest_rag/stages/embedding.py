@@ -38,7 +38,7 @@ from ..data import Dataset
 from ..errors import DatasetError
 from ..ranking import scatter, top_k
 from ._base import RankedStageEvaluator
-from ._common import FloatArray, ReportBuilder, ratio
+from ._common import FloatArray, ReportBuilder, mean, ratio
 
 __all__ = ["EmbeddingEvaluator", "NonFiniteVector", "VectorScan", "scan_vectors", "tie_order"]
 
@@ -491,7 +491,7 @@ class EmbeddingEvaluator(RankedStageEvaluator):
 
         builder.set("zero_norm_rate", np.count_nonzero(scan.norms == 0) / count)
         builder.set("duplicate_vector_rate", (count - scan.distinct) / count)
-        builder.set("mean_vector_norm", float(scan.norms.mean()))
+        builder.set("mean_vector_norm", mean(scan.norms))  # no overflow near the float max
         if vectors.indexed_ids is not None:
             builder.set("index_coverage", len(set(ids) & set(vectors.indexed_ids)) / count)
 

@@ -50,13 +50,7 @@ SPECS = {(spec.stage, spec.key): spec for spec in pytest_rag.REGISTRY.values()}
 STAGE_KEYS = {stage: [key for (s, key) in SPECS if s == stage] for stage in STAGES}
 
 #: Open bugs: name -> where its strict xfail reproduction is.
-KNOWN_BUGS: dict[str, str] = {
-    # stages/embedding.py: mean_vector_norm = norms.mean(), whose sum overflows for norms near
-    # the float maximum (two vectors [1e308] give inf).  test_fuzz_evaluators draws no value
-    # near the maximum for the embedding stage (SPECIAL_NOT_NEAR_MAX).
-    "embedding-mean-norm-overflow":
-        "test_fuzz_evaluators.py::test_mean_vector_norm_of_vectors_near_the_float_maximum",
-}
+KNOWN_BUGS: dict[str, str] = {}  # none open
 
 # -- text ---------------------------------------------------------------------
 #: Awkward Unicode: combining marks, RTL scripts and controls, emoji (with

@@ -98,7 +98,8 @@ def test_bad_option_value_is_a_usage_error(rag_pytester: pytest.Pytester, args: 
                                      "got '1.5'"),
     ("rag_boundary_tolerance = x", "ini rag_boundary_tolerance: expected a whole number, got 'x'"),
     ("rag_tolerances = retrieval.recall_at_k -1",
-     "pytest-rag: 'retrieval.recall_at_k -1': a tolerance must be a finite number >= 0"),
+     "pytest-rag: ini rag_tolerances: 'retrieval.recall_at_k -1': a tolerance must be a "
+     "finite number >= 0"),
 ], ids=["nan-tolerance", "negative-relative-tolerance", "significance-out-of-range",
         "significance-not-a-number", "context-tokens-not-whole", "boundary-not-a-number",
         "negative-metric-tolerance"])
@@ -112,8 +113,6 @@ def test_bad_ini_value_is_a_usage_error(rag_pytester: pytest.Pytester, line: str
 
 
 @pytest.mark.parametrize("name", ["rag_allow_outside_paths", "rag_relevance_from_evidence"])
-@pytest.mark.xfail(strict=True, reason="options.py reads boolean ini values with config.getini, "
-                   "whose ValueError ('invalid truth value') escapes as an INTERNALERROR (exit 3)")
 def test_bad_boolean_ini_value_is_a_usage_error(rag_pytester: pytest.Pytester, name: str) -> None:
     write_ini(rag_pytester, f"{name} = maybe")
     result = rag_pytester.runpytest(*RUN)
@@ -126,8 +125,6 @@ def test_bad_boolean_ini_value_is_a_usage_error(rag_pytester: pytest.Pytester, n
     ([], "rag_thresholds = retrieval.recall_at_k >= high", "ini rag_thresholds"),
     ([], "rag_tolerances = retrieval.recall_at_k high", "ini rag_tolerances"),
 ], ids=["option", "ini-thresholds", "ini-tolerances"])
-@pytest.mark.xfail(strict=True, reason="options.py wraps threshold and tolerance errors as "
-                   "'pytest-rag: <error>' without naming the option or ini setting they came from")
 def test_bad_threshold_names_where_it_was_given(rag_pytester: pytest.Pytester, args: list[str],
                                                 ini: str | None, source: str) -> None:
     if ini:

@@ -141,19 +141,19 @@ def test_scorecard_shows_the_threshold_that_applied(precedence: pytest.Pytester)
 
 @pytest.mark.parametrize(("args", "ini", "message"), [
     (["--rag-threshold", "recall_at_k>=0.8"], "",
-     "ERROR: pytest-rag: 'recall_at_k>=0.8': expected 'stage.metric OP number', e.g. "
+     "ERROR: pytest-rag: --rag-threshold: 'recall_at_k>=0.8': expected 'stage.metric OP number', e.g. "
      "'retrieval.recall_at_k >= 0.8' (OP: <, <=, >, >=, ==)"),
     (["--rag-threshold", "retrieval.recall >= 0.8"], "",
-     "ERROR: pytest-rag: 'retrieval.recall >= 0.8': unknown metric 'recall' of stage "
+     "ERROR: pytest-rag: --rag-threshold: 'retrieval.recall >= 0.8': unknown metric 'recall' of stage "
      "'retrieval'; known: precision_at_k, recall_at_k, *"),
     (["--rag-threshold", "retrival.recall_at_k >= 0.8"], "",
-     "ERROR: pytest-rag: 'retrival.recall_at_k >= 0.8': unknown stage 'retrival'; known: *"),
+     "ERROR: pytest-rag: --rag-threshold: 'retrival.recall_at_k >= 0.8': unknown stage 'retrival'; known: *"),
     (["--rag-threshold", "retrieval.recall_at_k >= high"], "",
-     "ERROR: pytest-rag: 'retrieval.recall_at_k >= high': 'high' is not a number"),
+     "ERROR: pytest-rag: --rag-threshold: 'retrieval.recall_at_k >= high': 'high' is not a number"),
     ([], "rag_thresholds = retrieval.recall_at_k => 0.8",
-     "ERROR: pytest-rag: 'retrieval.recall_at_k => 0.8': expected 'stage.metric OP number'*"),
+     "ERROR: pytest-rag: ini rag_thresholds: 'retrieval.recall_at_k => 0.8': expected 'stage.metric OP number'*"),
     ([], "rag_thresholds = retrieval.recall_at_k >= nan",
-     "ERROR: pytest-rag: 'retrieval.recall_at_k >= nan': the threshold must be a finite number"),
+     "ERROR: pytest-rag: ini rag_thresholds: 'retrieval.recall_at_k >= nan': the threshold must be a finite number"),
 ])
 def test_bad_threshold_text_is_a_usage_error(rag_pytester: pytest.Pytester, args: list[str],
                                              ini: str, message: str) -> None:
