@@ -117,7 +117,8 @@ def _ini_float(config: pytest.Config, name: str) -> float:
 def _ini_bool(config: pytest.Config, name: str) -> bool:
     try:
         return bool(config.getini(name))
-    except ValueError as error:  # pytest's "invalid truth value 'maybe'"
+    except (ValueError, pytest.UsageError) as error:  # "invalid truth value 'maybe'"
+        # (a ValueError from pytest 9.0, a UsageError naming no option from later ones)
         raise pytest.UsageError(f"ini {name}: expected true or false, {error}") from None
 
 
