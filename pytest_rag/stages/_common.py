@@ -24,7 +24,8 @@ def mean(values: FloatArray) -> float | None:
     valid = values[~np.isnan(values)]
     if valid.shape[0] == 0:
         return None
-    result = float(valid.mean())
+    with np.errstate(over="ignore"):  # handled below, so no RuntimeWarning for the user
+        result = float(valid.mean())
     if not math.isfinite(result):  # the sum of huge finite values overflowed
         result = float((valid / valid.shape[0]).sum())
     return result
