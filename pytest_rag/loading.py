@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Final, NoReturn
 
 from .data import (
-    Chunk, Claim, Dataset, Document, EvidenceSpan, Params, Query, RunEntry, Vectors, new_chunk,
+    Chunk, Claim, Dataset, Document, EvidenceSpan, Params, Query, RunEntry, Vectors, new_chunks,
 )
 from .errors import DatasetError
 from .locate import locate
@@ -69,7 +69,7 @@ def _size_limit() -> str:
 _STR: Final = frozenset({str})
 _INT: Final = frozenset({int})
 _PLAIN_CHUNK_KEYS: Final = ("id", "doc_id", "start", "end")
-_plain_chunk_fields: Final = operator.itemgetter(*_PLAIN_CHUNK_KEYS)
+_plain_chunk_columns: Final = tuple(map(operator.itemgetter, _PLAIN_CHUNK_KEYS))
 _plain_span_fields: Final = operator.itemgetter("doc_id", "start", "end")
 
 
@@ -476,7 +476,8 @@ class Parser:
                 or set(map(len, items)) != {len(_PLAIN_CHUNK_KEYS)}):
             return None
         try:
-            ids, doc_ids, starts, ends = zip(*map(_plain_chunk_fields, items))
+            ids, doc_ids, starts, ends = (list(map(column, items))
+                                          for column in _plain_chunk_columns)
         except KeyError:
             return None
         if not (_only(ids, _STR) and _only(doc_ids, _STR) and _only(starts, _INT)
@@ -494,7 +495,7 @@ class Parser:
             return None
         if not ((low >= 0) & (low <= high) & (high <= np.array(limits, dtype=np.int64))).all():
             return None
-        return tuple(map(new_chunk, ids, doc_ids, starts, ends))
+        return new_chunks(ids, doc_ids, starts, ends)
 
     def expected_metadata(self, value: object, place: str = "expected_metadata"
                           ) -> dict[str, dict[str, Any]]:

@@ -8,7 +8,9 @@ exact top 10.  K = 10.
 pytest-rag's side is one ``EmbeddingEvaluator(k=10).evaluate(...)`` call with
 the chunks, their documents, the vectors as an array aligned with the chunks
 and the query vectors as ``{query: row}``: the whole stage, input checks and
-conversion included.  The peers only find the top K, on normalized float32
+conversion included.  A second pytest-rag row times the stage's kernel alone,
+``scan_vectors`` (one blocked pass: norms, duplicates and the exact top K), on
+the same array, to show what the stage adds.  The goals are judged on the stage.  The peers only find the top K, on normalized float32
 vectors: faiss ``IndexFlatIP``, and the limit, a bare blocked numpy product
 with ``argpartition``.  They agree with pytest-rag when the top-K sets give
 the same query top-K recall and ANN recall for every query.
@@ -93,6 +95,16 @@ def _rag(inputs: Inputs) -> Any:
         query_vector=inputs.query_vectors, relevant=inputs.relevant, ann_ids=inputs.ann_ids)
 
 
+def _kernel(inputs: Inputs) -> Any:
+    """The stage's one pass over the vectors alone (``scan_vectors``): norms,
+    duplicates and the exact top K, without the chunks' conversion to records
+    and the stage's per-query metrics and report."""
+    from pytest_rag.stages.embedding import scan_vectors
+
+    queries = _unit(_query_matrix(inputs).astype(np.float64))
+    return scan_vectors(inputs.vectors, queries, K).top
+
+
 def _rag_metrics(report: Any, inputs: Inputs) -> Metrics:
     assert list(report.query_ids) == inputs.query_ids
     return {key: report.query_values[key] for key in ("query_topk_recall", "ann_recall_at_k")}
@@ -169,6 +181,8 @@ def sides() -> list[Side]:
                   "pytest-rag's alone (and timed on its side)")
     return [
         Side("pytest-rag", _rag, _rag_metrics, ("pytest_rag",)),
+        Side("pytest-rag scan_vectors kernel", _kernel, _top_metrics, ("pytest_rag",),
+             shared=shared, rag=True),
         Side("faiss IndexFlatIP", _faiss, _top_metrics, ("faiss",), shared=shared,
              not_shared=not_shared, goal=Goal(1.0, "< 1 (faster than faiss)")),
         Side("numpy blocked matmul", _numpy, _top_metrics, ("numpy",), shared=shared,
