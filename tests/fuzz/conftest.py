@@ -8,7 +8,7 @@
   (``pytest tests/fuzz -n 2``).  In CI a failure is reported as found, not
   shrunk (``PYTEST_RAG_SHRINK=1`` shrinks it).
 - ``deep``: random (not derandomized), with the example database and
-  shrinking, about 100,000 examples over the folder::
+  shrinking, at least 100,000 examples over the folder (``DEEP_EXAMPLES``)::
 
       pytest tests/fuzz -p no:cacheprovider --hypothesis-profile=deep
 
@@ -38,8 +38,10 @@ from hypothesis import HealthCheck, settings
 
 #: Sum of the weights given to ``examples()`` in this folder.
 TOTAL_WEIGHT = 22.5
-#: Examples for the whole folder in the deep profile.
-DEEP_EXAMPLES = 100_000
+#: Examples asked for over the whole folder in the deep profile: 5% above the
+#: 100,000 the deep run must reach, because a test whose strategy runs out of
+#: distinct examples stops early (one such run reached 98,863 of 100,000).
+DEEP_EXAMPLES = 105_000
 
 _SLOW_IS_FINE = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much,
                  HealthCheck.large_base_example]
