@@ -62,15 +62,17 @@ class _StrictSafeLoader(_Base):  # type: ignore[misc]
             if key_node.tag == _MERGE_TAG:
                 continue
             key = self.construct_object(key_node, deep=deep)
+            # ``key in seen`` alone is no hashability test: Python looks a set
+            # up as a frozenset, so only ``add`` refuses it.
             try:
                 duplicate = key in seen
+                seen.add(key)
             except TypeError:  # unhashable: the safe loader reports it
                 continue
             if duplicate:
                 mark = key_node.start_mark
                 raise yaml.constructor.ConstructorError(
                     None, None, f"duplicate key {key!r}", mark)
-            seen.add(key)
         return super().construct_mapping(node, deep=deep)
 
 

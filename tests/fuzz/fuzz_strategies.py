@@ -322,9 +322,18 @@ def has_chunk_of(chunks: list[Raw], doc_id: str) -> bool:
 
 
 # -- mutation ---------------------------------------------------------------------
+#: Places deeper than this are not listed for mutation: a value nested hundreds
+#: of levels by the "deep" operation (several times over) is one place, not a
+#: recursion as deep as itself (which ended in RecursionError in a deep run).
+MAX_PATH_DEPTH = 64
+
+
 def paths_of(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    """Every place in a tree of dicts and lists (the root is ``()``)."""
+    """Every place in a tree of dicts and lists (the root is ``()``), down to
+    :data:`MAX_PATH_DEPTH` levels."""
     found = [prefix]
+    if len(prefix) >= MAX_PATH_DEPTH:
+        return found
     if isinstance(node, dict):
         for key, value in node.items():
             found.extend(paths_of(value, (*prefix, key)))
