@@ -85,7 +85,8 @@ def assemble(cls: type[_Record], fields: Mapping[str, Any]) -> _Record:
     """
     record = object.__new__(cls)
     state = record.__dict__
-    state.update(_defaults(cls))
+    record_class: type = cls  # a class is hashable, as the cache needs
+    state.update(_defaults(record_class))
     state.update(fields)
     return record
 

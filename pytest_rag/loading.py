@@ -22,7 +22,7 @@ import reprlib
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final, NoReturn
+from typing import Any, Final, NoReturn, SupportsInt, cast
 
 from .data import (
     Chunk, Claim, Dataset, Document, EvidenceSpan, Params, Query, RunEntry, Vectors, new_chunks,
@@ -227,7 +227,7 @@ class Parser:
                 whole = False
             if not whole:
                 self.fail(place, f"expected a whole number, got {_describe(value)}")
-            number = int(value)
+            number = int(cast(SupportsInt, value))
         if minimum is not None and number < minimum:
             self.fail(place, f"must be >= {minimum}, got {number}")
         return number
@@ -238,7 +238,7 @@ class Parser:
         try:
             number = float(value)
         except OverflowError:
-            number = math.inf if value > 0 else -math.inf
+            number = math.inf if cast(float, value) > 0 else -math.inf
         if not math.isfinite(number):
             self.fail(place, f"must be a finite number, got {_show(value)}")
         if minimum is not None and number < minimum:
@@ -827,9 +827,12 @@ def _json_duplicate_place(text: str) -> tuple[str, str] | None:
     Only called once a duplicate is known: it re-reads the text with the pure
     Python scanner, which lets each object's start be seen.
     """
-    from json import decoder as json_decoder
-    from json.scanner import py_make_scanner
+    import json.decoder
+    import json.scanner
 
+    # Private helpers of the json package that typeshed does not declare.
+    json_decoder: Any = json.decoder
+    py_make_scanner = cast(Any, json.scanner).py_make_scanner
     whitespace = json_decoder.WHITESPACE.match
     found: list[tuple[str, str]] = []
 
@@ -856,9 +859,9 @@ def _json_duplicate_place(text: str) -> tuple[str, str] | None:
                 seen.add(key)
         return dict(pairs), new_end
 
-    decoder = json.JSONDecoder()
-    decoder.parse_object = parse_object  # type: ignore[assignment]
-    decoder.scan_once = scan_once = py_make_scanner(decoder)  # type: ignore[assignment]
+    decoder: Any = json.JSONDecoder()
+    decoder.parse_object = parse_object
+    decoder.scan_once = scan_once = py_make_scanner(decoder)
     try:
         decoder.decode(text)
     except (_DuplicateKey, ValueError, RecursionError):

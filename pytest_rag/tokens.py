@@ -64,7 +64,8 @@ def _word_mask(text: str) -> npt.NDArray[np.bool_]:
         dtype=bool,
         count=points.shape[0],
     )
-    return table[codes]
+    mask: npt.NDArray[np.bool_] = table[codes]
+    return mask
 
 
 def tokenize(text: str) -> TokenTable:
