@@ -10,9 +10,10 @@ the chunks, their documents, the vectors as an array aligned with the chunks
 and the query vectors as ``{query: row}``: the whole stage, input checks and
 conversion included.  A second pytest-rag row times the stage's kernel alone,
 ``scan_vectors`` (one blocked pass: norms, duplicates and the exact top K), on
-the same array, to show what the stage adds.  The goals are judged on the stage.  The peers only find the top K, on normalized float32
-vectors: faiss ``IndexFlatIP``, and the limit, a bare blocked numpy product
-with ``argpartition``.  They agree with pytest-rag when the top-K sets give
+the same array, to show what the stage adds; the goals are judged on the
+stage.  The peers only find the top K, on normalized float32 vectors: faiss
+``IndexFlatIP``, and the limit, a bare blocked numpy product with
+``argpartition``.  They agree with pytest-rag when the top-K sets give
 the same query top-K recall and ANN recall for every query.
 """
 
