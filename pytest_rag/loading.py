@@ -832,7 +832,7 @@ def _json_duplicate_place(text: str) -> tuple[str, str] | None:
 
     # Private helpers of the json package that typeshed does not declare.
     json_decoder: Any = json.decoder
-    py_make_scanner = cast(Any, json.scanner).py_make_scanner
+    json_scanner: Any = json.scanner
     whitespace = json_decoder.WHITESPACE.match
     found: list[tuple[str, str]] = []
 
@@ -861,7 +861,7 @@ def _json_duplicate_place(text: str) -> tuple[str, str] | None:
 
     decoder: Any = json.JSONDecoder()
     decoder.parse_object = parse_object
-    decoder.scan_once = scan_once = py_make_scanner(decoder)
+    decoder.scan_once = scan_once = json_scanner.py_make_scanner(decoder)
     try:
         decoder.decode(text)
     except (_DuplicateKey, ValueError, RecursionError):
