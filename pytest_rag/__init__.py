@@ -38,9 +38,9 @@ __all__ = [
 ]
 
 _LOCATIONS: dict[str, str] = {
-    "assert_metric": "pytest_rag.assertions",
-    "Comparison": "pytest_rag.assertions",
-    "MetricValue": "pytest_rag.assertions",
+    "assert_metric": "pytest_rag.stages.checks",
+    "Comparison": "pytest_rag.stages.checks",
+    "MetricValue": "pytest_rag.stages.checks",
     "AugmentationEvaluator": "pytest_rag.stages.augmentation",
     "ChunkEvaluator": "pytest_rag.stages.chunking",
     "EmbeddingEvaluator": "pytest_rag.stages.embedding",
@@ -48,34 +48,34 @@ _LOCATIONS: dict[str, str] = {
     "GenerationEvaluator": "pytest_rag.stages.generation",
     "RerankingEvaluator": "pytest_rag.stages.reranking",
     "RetrievalEvaluator": "pytest_rag.stages.retrieval",
-    "Dataset": "pytest_rag.data",
+    "Dataset": "pytest_rag.dataset.model",
     "DatasetError": "pytest_rag.errors",
     "Direction": "pytest_rag.registry",
     "MetricSpec": "pytest_rag.registry",
     "REGISTRY": "pytest_rag.registry",
     "STAGES": "pytest_rag.registry",
-    "Report": "pytest_rag.report",
-    "Rag": "pytest_rag.fixture",
-    "EVALUATORS": "pytest_rag.evaluate",
-    "evaluate_dataset": "pytest_rag.evaluate",
-    "load_dataset": "pytest_rag.loading",
-    "parse_dataset": "pytest_rag.loading",
+    "Report": "pytest_rag.stages.report",
+    "Rag": "pytest_rag.plugin.fixture",
+    "EVALUATORS": "pytest_rag.stages.evaluate",
+    "evaluate_dataset": "pytest_rag.stages.evaluate",
+    "load_dataset": "pytest_rag.dataset.loading",
+    "parse_dataset": "pytest_rag.dataset.loading",
 }
 
 if TYPE_CHECKING:
-    from .assertions import Comparison, MetricValue, assert_metric
-    from .data import Dataset
+    from .dataset.loading import load_dataset, parse_dataset
+    from .dataset.model import Dataset
     from .errors import DatasetError
-    from .evaluate import EVALUATORS, evaluate_dataset
-    from .fixture import Rag
-    from .loading import load_dataset, parse_dataset
+    from .plugin.fixture import Rag
     from .registry import REGISTRY, STAGES, Direction, MetricSpec
-    from .report import Report
     from .stages.augmentation import AugmentationEvaluator
+    from .stages.checks import Comparison, MetricValue, assert_metric
     from .stages.chunking import ChunkEvaluator
     from .stages.embedding import EmbeddingEvaluator
     from .stages.end_to_end import EndToEndEvaluator
+    from .stages.evaluate import EVALUATORS, evaluate_dataset
     from .stages.generation import GenerationEvaluator
+    from .stages.report import Report
     from .stages.reranking import RerankingEvaluator
     from .stages.retrieval import RetrievalEvaluator
 

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from .argtypes import non_negative, positive_int, significance_level
+from .compare.argtypes import non_negative, positive_int, significance_level
 from .errors import DatasetError
 from .registry import STAGES
 
@@ -75,9 +75,9 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _evaluate(args: argparse.Namespace, out: TextIO) -> int:
-    from .evaluate import evaluate_dataset
-    from .loading import load_dataset
-    from .render import measured, report_table, reports_json
+    from .dataset.loading import load_dataset
+    from .reports.tables import measured, report_table, reports_json
+    from .stages.evaluate import evaluate_dataset
 
     dataset = load_dataset(args.file, allow_outside_paths=args.allow_outside_paths)
     reports = evaluate_dataset(dataset, args.stage, k=args.k)
@@ -98,7 +98,7 @@ def _evaluate(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _metrics(args: argparse.Namespace, out: TextIO) -> int:
-    from .render import registry_rows, registry_table
+    from .reports.tables import registry_rows, registry_table
 
     if args.format == "json":
         rows = [{"stage": spec.stage, "key": spec.key, "title": spec.title,
@@ -115,8 +115,8 @@ def _metrics(args: argparse.Namespace, out: TextIO) -> int:
 def _diff(args: argparse.Namespace, out: TextIO) -> int:
     from pathlib import Path
 
-    from .diffing import diff_files, load_scores, render_diff
-    from .thresholds import Tolerances
+    from .compare.diff import diff_files, load_scores, render_diff
+    from .compare.thresholds import Tolerances
 
     old = load_scores(Path(args.old))
     new = load_scores(Path(args.new))
@@ -127,7 +127,7 @@ def _diff(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _validate(args: argparse.Namespace, out: TextIO) -> int:
-    from .loading import load_dataset
+    from .dataset.loading import load_dataset
 
     dataset = load_dataset(args.file, allow_outside_paths=args.allow_outside_paths)
     out.write(f"{args.file}: valid pytest-rag/v1: {len(dataset.documents)} documents, "
@@ -148,7 +148,7 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
         return int(exit_.code or 0)
     handlers = {"evaluate": _evaluate, "metrics": _metrics, "validate": _validate,
                 "diff": _diff}
-    from .baseline import BaselineError
+    from .compare.baseline import BaselineError
 
     try:
         return handlers[args.command](args, stdout)

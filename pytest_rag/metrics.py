@@ -1,6 +1,6 @@
 """Symbolic metric names for checks: ``assert_metric(recall_at_k >= 0.8)``.
 
-Every key of the registry is a :class:`~pytest_rag.assertions.MetricRef`
+Every key of the registry is a :class:`~pytest_rag.stages.checks.MetricRef`
 here, resolved against the running test's latest report that has the key.
 Keys shared by several stages (``ndcg_at_k``, ``p95_latency_ms``,
 ``answer_f1``, ...) can be qualified by stage: ``retrieval.ndcg_at_k``,
@@ -15,8 +15,8 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
-from .assertions import MetricRef
 from .registry import REGISTRY, STAGES
+from .stages.checks import MetricRef
 
 
 def _stage_namespace(stage: str) -> SimpleNamespace:

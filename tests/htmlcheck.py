@@ -1,6 +1,6 @@
 """Reading the HTML report back: its numbers, section ids, SVGs and text (for the tests).
 
-The rule the page follows (see :mod:`pytest_rag.html_report`): an element with
+The rule the page follows (see :mod:`pytest_rag.reports.html`): an element with
 ``data-value`` holds a number of the JSON report, identified by the
 attributes ``data-test``, ``data-stage``, ``data-key``, ``data-field``,
 ``data-query`` and ``data-variant`` of the element or of its closest

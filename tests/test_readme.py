@@ -2,7 +2,7 @@
 
 * The YAML example of "The dataset format" is ``tests/data/quickstart.yaml``,
   byte for byte, and that file loads.
-* The metric table is what ``pytest_rag.render.registry_table(markdown=True)``
+* The metric table is what ``pytest_rag.reports.tables.registry_table(markdown=True)``
   prints today.
 * Every registry key is defined under its stage's subsection of
   "Metric definitions".
@@ -17,7 +17,7 @@ import pytest
 
 import pytest_rag
 from pytest_rag.registry import REGISTRY, STAGES
-from pytest_rag.render import registry_table
+from pytest_rag.reports.tables import registry_table
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -67,7 +67,7 @@ def test_readme_metric_table_is_current() -> None:
     assert table == registry_table(markdown=True), (
         "README metric table is stale: replace the text between the metrics-table markers "
         "with the output of `pytest-rag metrics --format markdown` "
-        "(pytest_rag.render.registry_table(markdown=True))")
+        "(pytest_rag.reports.tables.registry_table(markdown=True))")
 
 
 def test_readme_defines_every_metric_under_its_stage() -> None:

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from .._collector import collector_paused
-from ..data import Dataset
-from ..inputs import resolve_inputs
+from ..dataset.arguments import resolve_inputs
+from ..dataset.gc_pause import collector_paused
+from ..dataset.model import Dataset
 from ..registry import stage_metrics
-from ..report import Report
 from ._common import ReportBuilder
+from .report import Report
 
 __all__ = ["RankedStageEvaluator", "StageEvaluator"]
 
@@ -28,7 +28,7 @@ class StageEvaluator:
     ``boundary_tolerance`` = 0, no default for the others).  When the settings
     hold ``relevance_from_evidence: True``, queries without ``relevant`` get
     grades derived from their evidence spans before :meth:`_compute`
-    (:mod:`pytest_rag.derived_relevance`).
+    (:mod:`pytest_rag.kernels.relevance`).
     """
 
     stage: ClassVar[str]
@@ -66,7 +66,7 @@ class StageEvaluator:
         data = resolve_inputs(dataset, inputs, self.inputs)
         settings = self._settings(data)
         if settings.get("relevance_from_evidence"):
-            from ..derived_relevance import relevance_from_evidence
+            from ..kernels.relevance import relevance_from_evidence
 
             data = relevance_from_evidence(data)
         builder = ReportBuilder(self.stage, stage_metrics(self.stage), data, settings)

@@ -10,9 +10,9 @@ from operator import attrgetter, is_not
 import numpy as np
 import numpy.typing as npt
 
-from ..data import RUN_FIELDS, Dataset
+from ..dataset.model import RUN_FIELDS, Dataset
 from ..registry import MetricSpec, describe_need, need_alternatives
-from ..report import Report
+from .report import Report
 
 __all__ = ["FloatArray", "ReportBuilder", "mean", "percentile", "ratio"]
 

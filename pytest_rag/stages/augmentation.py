@@ -7,9 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from ..data import Dataset
-from ..evidence import evidence_query_indices, list_overlap
-from ..ranking import scatter
+from ..dataset.model import Dataset
+from ..kernels.evidence import evidence_query_indices, list_overlap
+from ..kernels.ranking import scatter
 from ._base import StageEvaluator
 from ._common import ReportBuilder, ratio
 

@@ -7,8 +7,8 @@ from those documents only, so a chunking of one document can be judged
 against a dataset of many.  With no chunk at all every metric is ``None``.
 
 Positions (source tokens) are integer intervals on one line
-(:mod:`pytest_rag.positions`); coverage, overlap, evidence and structure are
-interval arithmetic (:mod:`pytest_rag.intervals`), never sets of positions.
+(:mod:`pytest_rag.kernels.positions`); coverage, overlap, evidence and structure are
+interval arithmetic (:mod:`pytest_rag.text.intervals`), never sets of positions.
 """
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from ..data import Chunk, Dataset, EvidenceSpan
-from ..intervals import containing, touching_count, union_sizes
-from ..lexical import lexical_metrics, sentence_starts
-from ..structure import markdown_blocks
-from ..tokens import span_intervals
+from ..dataset.model import Chunk, Dataset, EvidenceSpan
+from ..kernels.lexical import lexical_metrics, sentence_starts
+from ..text.intervals import containing, touching_count, union_sizes
+from ..text.markdown import markdown_blocks
+from ..text.tokens import span_intervals
 from ._base import StageEvaluator
 from ._common import ReportBuilder
 
@@ -219,7 +219,7 @@ class ChunkEvaluator(StageEvaluator):
       held whole by one chunk; ``evidence_fragmentation``: mean number of
       chunks a gold span touches.  ``None`` without such a span.
     * ``structural_integrity``: share of the Markdown blocks
-      (:func:`pytest_rag.structure.markdown_blocks`, blocks without a token
+      (:func:`pytest_rag.text.markdown.markdown_blocks`, blocks without a token
       ignored) held whole by one chunk; ``None`` without a block.
     * ``boundary_f1``: chunk ``end`` offsets per document (a set; an end at
       or after ``len(text.rstrip())`` is the document end, not a boundary)
@@ -498,7 +498,7 @@ def _lexical_metrics(dataset: Dataset, scope: _IntArray, pairs: tuple[_IntArray,
                      ) -> dict[str, float | None]:
     """Word-overlap proxies over the tokens of each chunk's text.
 
-    Computed on integer word ids by :func:`pytest_rag.lexical.lexical_metrics`
+    Computed on integer word ids by :func:`pytest_rag.kernels.lexical.lexical_metrics`
     (sorting and counting, no Python set); :func:`_lexical_metrics_sets`, the
     same definitions with Python sets, serves where its integer keys would not
     fit an int64 and is the reference the tests compare it with.

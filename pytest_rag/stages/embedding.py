@@ -34,9 +34,9 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from ..data import Dataset
+from ..dataset.model import Dataset
 from ..errors import DatasetError
-from ..ranking import scatter, top_k
+from ..kernels.ranking import scatter, top_k
 from ._base import RankedStageEvaluator
 from ._common import FloatArray, ReportBuilder, mean, ratio
 

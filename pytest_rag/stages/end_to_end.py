@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ..data import Dataset
+from ..dataset.model import Dataset
 from ._base import StageEvaluator
 from ._common import FloatArray, ReportBuilder, percentile
 from .generation import answer_metrics, task_success

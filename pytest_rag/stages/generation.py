@@ -8,10 +8,17 @@ from typing import Any
 
 import numpy as np
 
-from ..answers import (DEFAULT_ABSTAIN_PHRASES, abstains, answer_tokens, fact_coverage, normalize,
-                       numbers, score_tokens)
-from ..data import Dataset, Query, RunEntry
+from ..dataset.model import Dataset, Query, RunEntry
 from ..errors import DatasetError
+from ..kernels.answers import (
+    DEFAULT_ABSTAIN_PHRASES,
+    abstains,
+    answer_tokens,
+    fact_coverage,
+    normalize,
+    numbers,
+    score_tokens,
+)
 from ._base import StageEvaluator
 from ._common import FloatArray, ReportBuilder, percentile
 
@@ -120,7 +127,7 @@ class GenerationEvaluator(StageEvaluator):
     abstain_phrases:
         Phrases that mark an abstention when ``abstained`` is not given.
         ``None``: the dataset's ``params.abstain_phrases``, else
-        :data:`~pytest_rag.answers.DEFAULT_ABSTAIN_PHRASES`.  An empty list
+        :data:`~pytest_rag.kernels.answers.DEFAULT_ABSTAIN_PHRASES`.  An empty list
         means no phrase (only an answer without a token abstains).
 
     Notes
@@ -130,7 +137,7 @@ class GenerationEvaluator(StageEvaluator):
     * ``exact_match``, ``answer_precision``, ``answer_recall``, ``answer_f1``,
       ``rouge_l_f1``: need a reference answer and a run ``answer``.  These are
       SQuAD's EM and F1 formulas on this project's tokens (no article or
-      punctuation stripping, see :mod:`pytest_rag.answers`).  With several
+      punctuation stripping, see :mod:`pytest_rag.kernels.answers`).  With several
       references EM is 1 if any matches, P/R/F1 come from the first reference
       with the best token F1, ROUGE-L is the best over the references.
     * ``required_fact_coverage``: share of the required facts (those with a

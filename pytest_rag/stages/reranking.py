@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from ..data import Dataset
-from ..ranking import first_relevant_rank, grade_matrix, ranking_metrics, scatter
+from ..dataset.model import Dataset
+from ..kernels.ranking import first_relevant_rank, grade_matrix, ranking_metrics, scatter
 from ._base import RankedStageEvaluator
 from ._common import ReportBuilder
 

@@ -7,9 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from ..data import Dataset
-from ..evidence import evidence_query_indices, list_overlap
-from ..ranking import grade_matrix, ranking_metrics, scatter, top_k
+from ..dataset.model import Dataset
+from ..kernels.evidence import evidence_query_indices, list_overlap
+from ..kernels.ranking import grade_matrix, ranking_metrics, scatter, top_k
 from ._base import RankedStageEvaluator
 from ._common import ReportBuilder, percentile, ratio
 

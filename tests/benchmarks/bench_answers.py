@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-
 from bench_harness import Goal, Metrics, Side
 
 NAME = "answers"
@@ -92,7 +91,7 @@ def _stage_metrics(report: Any, inputs: Inputs) -> Metrics:
 
 
 def _kernels(inputs: Inputs) -> Any:
-    from pytest_rag.answers import score_answer
+    from pytest_rag.kernels.answers import score_answer
 
     references = inputs.references
     return [score_answer(answer, references[query]) for query, answer in inputs.answers.items()]

@@ -23,7 +23,13 @@ from typing import Any
 import pytest
 import yaml
 from fuzz_strategies import (
-    SPECS, STAGE_KEYS, STAGES, examples, mutate, mutated_datasets, plain,
+    SPECS,
+    STAGE_KEYS,
+    STAGES,
+    examples,
+    mutate,
+    mutated_datasets,
+    plain,
     valid_datasets,
 )
 from hypothesis import currently_in_test_context, event, given, note
@@ -251,7 +257,7 @@ DIFF_OPTIONS = st.lists(st.one_of(
 
 def check_diff_numbers(old: str, new: str) -> None:
     """Every number of the comparison is finite (or None); p in (0, 1], the interval ordered."""
-    from pytest_rag.diffing import diff_files, load_scores
+    from pytest_rag.compare.diff import diff_files, load_scores
 
     for row in diff_files(load_scores(Path(old)), load_scores(Path(new)), alpha=0.05,
                           permutations=200):
@@ -375,7 +381,7 @@ def test_diff_of_values_near_the_float_maximum(tmp_path: Path) -> None:
     new = _baseline(tmp_path / "new.json", {"cost_usd": 1e308},
                     {"cost_usd": {"q1": 1e308, "q2": 1e308}})
     # The true mean change is 1e308; with two queries no sign flip test can reach p < 0.5.
-    from pytest_rag.significance import paired_change
+    from pytest_rag.compare.significance import paired_change
 
     change = paired_change({"q1": 0.0, "q2": 0.0}, {"q1": 1e308, "q2": 1e308})
     assert change.mean_delta == 1e308 and change.p_value is not None and change.p_value >= 0.25

@@ -2,14 +2,15 @@ from __future__ import annotations
 
 import pytest
 
+import pytest_rag.dataset.loading  # noqa: F401
+
 # Import the core once in this process.  In-process ``runpytest`` removes the
 # modules an inner run imported for the first time; re-importing PyYAML after
 # that pairs its C parser with new node classes and breaks every later load.
 # The same holds for hypothesis, whose plugin imports it at the end of every
 # inner run: importing (and assertion-rewriting) it again costs a second a run.
-import pytest_rag._yaml  # noqa: F401
-import pytest_rag.evaluate  # noqa: F401
-import pytest_rag.loading  # noqa: F401
+import pytest_rag.dataset.safe_yaml  # noqa: F401
+import pytest_rag.stages.evaluate  # noqa: F401
 
 try:
     import hypothesis.internal.observability  # noqa: F401

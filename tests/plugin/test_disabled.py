@@ -73,7 +73,7 @@ def test_unused_plugin_prints_nothing_and_does_not_import_numpy(
 
 
 def test_symbolic_metrics_import_neither_pytest_nor_numpy() -> None:
-    code = ("import sys, pytest_rag.metrics, pytest_rag.assertions; "
+    code = ("import sys, pytest_rag.metrics, pytest_rag.stages.checks; "
             "print(sorted(m for m in sys.modules if m in ('pytest', 'numpy') "
             "or m.startswith('_pytest')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

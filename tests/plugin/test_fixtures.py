@@ -101,10 +101,10 @@ def test_other_path(rag_dataset):
     assert [q.id for q in rag_dataset.queries] == ["other"]
 """)
     rag_pytester.makeconftest("""
-import pytest_rag.loading
+import pytest_rag.dataset.loading
 
 CALLS = []
-_load = pytest_rag.loading.load_dataset
+_load = pytest_rag.dataset.loading.load_dataset
 
 
 def counting(path, **kwargs):
@@ -112,11 +112,11 @@ def counting(path, **kwargs):
     return _load(path, **kwargs)
 
 
-pytest_rag.loading.load_dataset = counting
+pytest_rag.dataset.loading.load_dataset = counting
 
 
 def pytest_sessionfinish(session):
-    pytest_rag.loading.load_dataset = _load
+    pytest_rag.dataset.loading.load_dataset = _load
     print(f"\\nLOADS {len(CALLS)}")
 """)
     result = rag_pytester.runpytest("-p", "no:cacheprovider", "-s")

@@ -11,7 +11,7 @@ import pytest
 from htmlcheck import Page, mismatches, svgs
 from ragproject import FEWER_PLUGINS, QUICKSTART, set_inputs
 
-from pytest_rag.html_report import SECTIONS
+from pytest_rag.reports.html import SECTIONS
 
 RUN = ("-p", "no:cacheprovider")
 SCRIPT = "<script>alert('pwned')</script>"

@@ -13,7 +13,12 @@ from __future__ import annotations
 
 import pytest
 from error_cases import (
-    BASELINE_CASES, DATASET_CASES, BaselineCase, DatasetCase, exact, write_baseline,
+    BASELINE_CASES,
+    DATASET_CASES,
+    BaselineCase,
+    DatasetCase,
+    exact,
+    write_baseline,
 )
 from ragproject import BASELINE, write_ini
 
@@ -84,7 +89,7 @@ def test_bad_option_value_is_a_usage_error(rag_pytester: pytest.Pytester, args: 
                                            message: str) -> None:
     result = rag_pytester.runpytest(*RUN, *args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    # The same words as pytest-rag's --tolerance and --significance (pytest_rag.argtypes).
+    # The same words as pytest-rag's --tolerance and --significance (pytest_rag.compare.argtypes).
     result.stderr.fnmatch_lines(["*: error: " + exact(message)])
 
 

@@ -8,7 +8,12 @@ import json
 
 import pytest
 from ragproject import (
-    FEWER_PLUGINS, WORSE, junit_cases, junit_properties, scorecard_lines, set_inputs,
+    FEWER_PLUGINS,
+    WORSE,
+    junit_cases,
+    junit_properties,
+    scorecard_lines,
+    set_inputs,
 )
 
 pytest.importorskip("xdist")
@@ -49,9 +54,9 @@ def test_plain():
 """
 # Counts the baseline writes of every process, controller and workers.
 CONFTEST = """
-import pytest_rag.baseline
+import pytest_rag.compare.baseline
 
-_save = pytest_rag.baseline.Baseline.save
+_save = pytest_rag.compare.baseline.Baseline.save
 ROLE = []
 
 
@@ -65,7 +70,7 @@ def counting_save(self, path):
     _save(self, path)
 
 
-pytest_rag.baseline.Baseline.save = counting_save
+pytest_rag.compare.baseline.Baseline.save = counting_save
 """
 
 

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_rag.answers import (
+from pytest_rag.kernels.answers import (
     DEFAULT_ABSTAIN_PHRASES,
     abstains,
     answer_tokens,
@@ -30,7 +30,7 @@ from pytest_rag.answers import (
     score_tokens,
     token_scores,
 )
-from pytest_rag.tokens import text_tokens
+from pytest_rag.text.tokens import text_tokens
 
 # Characters where "\w" or lowercasing is easy to get wrong: combining marks,
 # other scripts' digits, the underscore, capital sigma (final-sigma rule),

@@ -6,10 +6,14 @@ import pytest
 
 import pytest_rag
 from pytest_rag import RetrievalEvaluator
-from pytest_rag.assertions import (
-    Comparison, MetricValue, assert_metric, reset_context, use_context,
-)
 from pytest_rag.metrics import recall_at_k, retrieval
+from pytest_rag.stages.checks import (
+    Comparison,
+    MetricValue,
+    assert_metric,
+    reset_context,
+    use_context,
+)
 
 
 def report():

@@ -7,10 +7,10 @@ import os
 import stat
 from pathlib import Path
 
-from pytest_rag.baseline import Baseline
-from pytest_rag.records import StageRecord
+from pytest_rag.compare.baseline import Baseline
+from pytest_rag.compare.records import StageRecord
+from pytest_rag.compare.thresholds import Tolerances
 from pytest_rag.registry import REGISTRY
-from pytest_rag.thresholds import Tolerances
 
 RECORD = StageRecord("t.py::test", "retrieval", {"recall_at_k": 0.5, "token_recall": None},
                      {"recall_at_k": {"q1": 1.0, "q2": None}})

@@ -12,10 +12,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_rag.data import Chunk, Dataset, Document, EvidenceSpan, Params, Query
+from pytest_rag.dataset.model import Chunk, Dataset, Document, EvidenceSpan, Params, Query
 from pytest_rag.registry import stage_metrics
 from pytest_rag.stages.chunking import ChunkEvaluator, json_equal
-from pytest_rag.structure import markdown_blocks
+from pytest_rag.text.markdown import markdown_blocks
 
 KEYS = [spec.key for spec in stage_metrics("chunking")]
 

@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_rag import EmbeddingEvaluator, RerankingEvaluator, RetrievalEvaluator
-from pytest_rag.derived_relevance import relevance_from_evidence, touching_pairs
-from pytest_rag.inputs import resolve_inputs
+from pytest_rag.dataset.arguments import resolve_inputs
+from pytest_rag.kernels.relevance import relevance_from_evidence, touching_pairs
 
 TEXT = "alpha beta gamma. delta epsilon zeta. eta theta iota."
 # tokens: alpha 0-5, beta 6-10, gamma 11-16, delta 18-23, epsilon 24-31, zeta 32-36,

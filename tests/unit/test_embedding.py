@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from pytest_rag.data import Dataset, Params, Query, RunEntry, Vectors
+from pytest_rag.dataset.model import Dataset, Params, Query, RunEntry, Vectors
 from pytest_rag.errors import DatasetError
 from pytest_rag.stages import embedding
 from pytest_rag.stages.embedding import (

@@ -10,20 +10,20 @@ from typing import Any
 import pytest
 from htmlcheck import Page, mismatches, svgs
 
-from pytest_rag.baseline import Baseline, compare_record
-from pytest_rag.details import build_details, worse_keys
-from pytest_rag.html_report import SECTIONS, format_number, render_html
-from pytest_rag.loading import load_dataset
-from pytest_rag.records import CheckRecord, StageRecord
+from pytest_rag.compare.baseline import Baseline, compare_record
+from pytest_rag.compare.records import CheckRecord, StageRecord
+from pytest_rag.compare.thresholds import Tolerances
+from pytest_rag.dataset.loading import load_dataset
 from pytest_rag.registry import REGISTRY
-from pytest_rag.scorecard import Scorecard, build_scorecard
+from pytest_rag.reports.drilldown import build_details, worse_keys
+from pytest_rag.reports.html import SECTIONS, format_number, render_html
+from pytest_rag.reports.scorecard import Scorecard, build_scorecard
+from pytest_rag.reports.svg import Marker, Series, bar, bin_counts, histogram
 from pytest_rag.stages.chunking import ChunkEvaluator
 from pytest_rag.stages.embedding import EmbeddingEvaluator
 from pytest_rag.stages.generation import GenerationEvaluator
 from pytest_rag.stages.reranking import RerankingEvaluator
 from pytest_rag.stages.retrieval import RetrievalEvaluator
-from pytest_rag.svg import Marker, Series, bar, bin_counts, histogram
-from pytest_rag.thresholds import Tolerances
 
 QUICKSTART = Path(__file__).resolve().parents[1] / "data" / "quickstart.yaml"
 NODE = "t.py::test_retrieval"

@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_rag.intervals import containing, intersection_sizes, touching_count, union_sizes
+from pytest_rag.text.intervals import containing, intersection_sizes, touching_count, union_sizes
 
 interval = st.tuples(st.integers(0, 40), st.integers(0, 12)).map(lambda t: (t[0], t[0] + t[1]))
 grouped = st.lists(st.tuples(interval, st.integers(0, 3)), max_size=25)

@@ -7,8 +7,8 @@ import random
 import numpy as np
 import pytest
 
-from pytest_rag import lexical
-from pytest_rag.loading import parse_dataset
+from pytest_rag.dataset.loading import parse_dataset
+from pytest_rag.kernels import lexical
 from pytest_rag.stages import chunking
 
 #: Words with capital sigma (context-dependent lowercase), a code point whose

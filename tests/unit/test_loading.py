@@ -14,9 +14,18 @@ import numpy as np
 import pytest
 import yaml
 
-from pytest_rag.data import Chunk, Claim, Dataset, Document, EvidenceSpan, Params, Query, RunEntry
+from pytest_rag.dataset.loading import FORMAT_ID, load_dataset, parse_dataset
+from pytest_rag.dataset.model import (
+    Chunk,
+    Claim,
+    Dataset,
+    Document,
+    EvidenceSpan,
+    Params,
+    Query,
+    RunEntry,
+)
 from pytest_rag.errors import DatasetError
-from pytest_rag.loading import FORMAT_ID, load_dataset, parse_dataset
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"
 

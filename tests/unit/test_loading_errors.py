@@ -22,9 +22,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_rag.data import Dataset
+from pytest_rag.dataset.loading import load_dataset, parse_dataset
+from pytest_rag.dataset.model import Dataset
 from pytest_rag.errors import DatasetError
-from pytest_rag.loading import load_dataset, parse_dataset
 
 DOC_A = "Refunds are accepted within 30 days of purchase.\nShipping takes  five days."
 DOC_B = "Warranty covers two years."
@@ -835,7 +835,7 @@ YAML_PIECES = ["a", "b", "1", "-1", ".5", "x y", "2024-01-01", "2024-13-45", "20
 @settings(max_examples=500, derandomize=True, deadline=None)
 @given(st.lists(st.sampled_from(YAML_PIECES), max_size=25).map("".join))
 def test_arbitrary_yaml_text_gives_a_dataset_error_or_a_dataset(text: str) -> None:
-    from pytest_rag._yaml import load_yaml
+    from pytest_rag.dataset.safe_yaml import load_yaml
 
     try:
         parse_dataset(load_yaml(text, "gold.yaml"), source="gold.yaml")

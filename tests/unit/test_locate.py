@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_rag.locate import locate
+from pytest_rag.text.locate import locate
 
 
 @pytest.mark.parametrize(("text", "needle", "search_from", "expected"), [

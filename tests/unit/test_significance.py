@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
-from pytest_rag.significance import paired_change
+from pytest_rag.compare.significance import paired_change
 
 
 def test_identical_runs_are_not_significant() -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pytest_rag.structure import Block, markdown_blocks
+from pytest_rag.text.markdown import Block, markdown_blocks
 
 
 def spans(text: str) -> list[tuple[str, str]]:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from pytest_rag.records import StageRecord
+from pytest_rag.compare.records import StageRecord
+from pytest_rag.compare.sweeps import split_nodeid
 from pytest_rag.registry import REGISTRY
-from pytest_rag.scorecard import build_scorecard
-from pytest_rag.sweeps import split_nodeid
+from pytest_rag.reports.scorecard import build_scorecard
 
 
 def _record(variant: str, recall: float, precision: float, p95: float) -> StageRecord:

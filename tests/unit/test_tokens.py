@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_rag.tokens import WORD, span_intervals, text_tokens, tokenize
+from pytest_rag.text.tokens import WORD, span_intervals, text_tokens, tokenize
 
 # Characters where "\w" is easy to get wrong: combining marks (not \w), digits of
 # other scripts, letter-like numbers, the underscore, joiners, emoji, case

@@ -18,10 +18,10 @@ import pytest
 # Everything else is imported where it is used, so that a run that does not use
 # the plugin pays for little more than registering its options.
 if TYPE_CHECKING:
-    from .data import Dataset
+    from ..dataset.model import Dataset
+    from ..registry import MetricSpec
+    from ..stages.report import Report
     from .fixture import Rag
-    from .registry import MetricSpec
-    from .report import Report
     from .session import RagSession
 
 session_key = pytest.StashKey["RagSession"]()
@@ -40,7 +40,7 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 
 def _specs(config: pytest.Config) -> dict[str, MetricSpec]:
-    from .registry import REGISTRY, MetricSpec
+    from ..registry import REGISTRY, MetricSpec
 
     specs = dict(REGISTRY)
     for declared in config.hook.pytest_rag_register_metrics(config=config):
@@ -116,7 +116,7 @@ def rag(request: pytest.FixtureRequest) -> Generator[Rag, None, None]:
     While the fixture is active, symbolic checks (``assert_metric(recall_at_k
     >= 0.8)``) resolve against the reports this test recorded.
     """
-    from .assertions import reset_context, use_context
+    from ..stages.checks import reset_context, use_context
     from .fixture import Rag, with_extra_metrics
 
     session = request.config.stash[session_key]
@@ -160,7 +160,7 @@ def pytest_assertrepr_compare(config: pytest.Config, op: str, left: object,
     """
     if not type(left).__module__.startswith("pytest_rag."):
         return None  # not ours: leave it to pytest, without importing anything
-    from .assertions import Comparison, MetricRef, MetricValue, _EveryQuery
+    from ..stages.checks import Comparison, MetricRef, MetricValue, _EveryQuery
 
     every = isinstance(left, _EveryQuery)
     metric = left.metric if isinstance(left, _EveryQuery) else left

@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .assertions import Comparison, MetricRef, MetricValue
-from .errors import DatasetError
-from .registry import STAGES, MetricSpec
+from ..errors import DatasetError
+from ..registry import STAGES, MetricSpec
+from ..stages.checks import Comparison, MetricRef, MetricValue
 
 if TYPE_CHECKING:
-    from .data import Dataset
-    from .report import Report
+    from ..dataset.model import Dataset
+    from ..stages.report import Report
 
 __all__ = ["ItemState", "Rag"]
 
@@ -30,7 +30,7 @@ class ItemState:
     checks: list[Comparison] = field(default_factory=list)
     baseline_value: Callable[[str, str], float | None] | None = None
 
-    # The CheckContext protocol of pytest_rag.assertions:
+    # The CheckContext protocol of pytest_rag.stages.checks:
     def resolve(self, key: str, stage: str | None) -> MetricValue:
         for report in reversed(self.reports):
             if (stage is None or report.stage == stage) and key in report.values:
@@ -96,7 +96,7 @@ class Rag:
 
     def _run(self, stage: str, kwargs: Mapping[str, Any]) -> Report:
         __tracebackhide__ = True
-        from .evaluate import EVALUATORS, make_evaluator
+        from ..stages.evaluate import EVALUATORS, make_evaluator
 
         names = EVALUATORS[stage].settings_names
         settings = {**{k: v for k, v in self._settings.items() if k in names},
@@ -167,7 +167,7 @@ class Rag:
         Only settings are accepted here (``k=10``); the inputs are the dataset's.
         """
         __tracebackhide__ = True
-        from .evaluate import EVALUATORS
+        from ..stages.evaluate import EVALUATORS
 
         known = {name for cls in EVALUATORS.values() for name in cls.settings_names}
         unknown = sorted(set(settings) - known)
@@ -190,7 +190,7 @@ class Rag:
 
 
 def _resolved_dataset(dataset: Dataset | None, inputs: Mapping[str, Any], evaluator: Any) -> Dataset:
-    from .inputs import resolve_inputs
+    from ..dataset.arguments import resolve_inputs
 
     return resolve_inputs(dataset, inputs, type(evaluator).inputs)
 

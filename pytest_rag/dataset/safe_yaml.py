@@ -6,7 +6,7 @@ from typing import Any
 
 import yaml
 
-from .errors import DatasetError
+from ..errors import DatasetError
 
 __all__ = ["load_yaml"]
 

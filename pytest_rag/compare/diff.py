@@ -2,7 +2,7 @@
 
 Both kinds of file hold ``tests[nodeid][stage]`` with metric values and
 per-query values, so either can stand on either side.  The comparison is the
-one ``--rag-baseline`` makes (:func:`~pytest_rag.baseline.compare_record`:
+one ``--rag-baseline`` makes (:func:`~pytest_rag.compare.baseline.compare_record`:
 directions, tolerances, paired randomization test and bootstrap interval).
 """
 
@@ -13,12 +13,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..registry import REGISTRY, MetricSpec
+from ..reports.scorecard import REPORT_FORMAT, REPORT_VERSION
 from .baseline import (
-    BASELINE_FORMAT, Baseline, BaselineError, MetricDiff, compare_record, read_json_file,
+    BASELINE_FORMAT,
+    Baseline,
+    BaselineError,
+    MetricDiff,
+    compare_record,
+    read_json_file,
 )
 from .records import StageRecord
-from .registry import REGISTRY, MetricSpec
-from .scorecard import REPORT_FORMAT, REPORT_VERSION
 from .thresholds import Tolerances
 
 __all__ = ["DiffRow", "diff_files", "load_scores"]

@@ -5,17 +5,17 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .data import Dataset
-from .registry import STAGES
+from ..dataset.model import Dataset
+from ..registry import STAGES
+from ._base import StageEvaluator
+from .augmentation import AugmentationEvaluator
+from .chunking import ChunkEvaluator
+from .embedding import EmbeddingEvaluator
+from .end_to_end import EndToEndEvaluator
+from .generation import GenerationEvaluator
 from .report import Report
-from .stages._base import StageEvaluator
-from .stages.augmentation import AugmentationEvaluator
-from .stages.chunking import ChunkEvaluator
-from .stages.embedding import EmbeddingEvaluator
-from .stages.end_to_end import EndToEndEvaluator
-from .stages.generation import GenerationEvaluator
-from .stages.reranking import RerankingEvaluator
-from .stages.retrieval import RetrievalEvaluator
+from .reranking import RerankingEvaluator
+from .retrieval import RetrievalEvaluator
 
 __all__ = ["EVALUATORS", "evaluate_dataset", "make_evaluator"]
 

@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from .registry import MetricSpec
+from ..registry import MetricSpec
 
 __all__ = ["SOURCES", "Threshold", "Tolerances", "parse_threshold", "parse_tolerance"]
 

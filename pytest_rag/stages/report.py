@@ -8,14 +8,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .assertions import MetricValue
-from .registry import MetricSpec, stage_metrics
+from ..registry import MetricSpec, stage_metrics
+from .checks import MetricValue
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from .data import Dataset
+    from ..dataset.model import Dataset
 
 __all__ = ["Report"]
 
@@ -50,7 +50,7 @@ class Report:
     ``report["recall_at_k"]`` (or ``report.values["recall_at_k"]``) is the
     aggregate, a float or ``None``; ``report.per_query["recall_at_k"]["q1"]``
     the value of one query.  ``report.recall_at_k`` is a
-    :class:`~pytest_rag.assertions.MetricValue`: compare it to build a check,
+    :class:`~pytest_rag.stages.checks.MetricValue`: compare it to build a check,
     ``assert_metric(report.recall_at_k >= 0.8)``, or read its ``.value``.
     """
 
@@ -73,7 +73,7 @@ class Report:
         )
 
     def metric(self, key: str) -> MetricValue:
-        """``key`` as a :class:`~pytest_rag.assertions.MetricValue`, ready for checks.
+        """``key`` as a :class:`~pytest_rag.stages.checks.MetricValue`, ready for checks.
 
         ``report.recall_at_k`` is the same; compare it to build a check
         (``assert_metric(report.recall_at_k >= 0.8)``) or read ``.value``.

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .report import Report
+from ..stages.report import Report
 
 __all__ = ["CheckRecord", "StageRecord"]
 
@@ -56,7 +56,7 @@ class StageRecord:
     per_query: Mapping[str, Mapping[str, float | None]] = field(default_factory=dict)
     settings: Mapping[str, Any] = field(default_factory=dict)
     missing: Mapping[str, str] = field(default_factory=dict)
-    #: Drill-down data for the HTML report (:func:`pytest_rag.details.build_details`):
+    #: Drill-down data for the HTML report (:func:`pytest_rag.reports.drilldown.build_details`):
     #: plain JSON values, empty unless ``--rag-html`` asked for them.  Never
     #: stored in the baseline nor in the JSON report.
     details: Mapping[str, Any] = field(default_factory=dict)

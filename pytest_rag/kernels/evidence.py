@@ -16,9 +16,9 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from .data import Dataset
-from .errors import DatasetError
-from .intervals import containing, intersection_sizes, touching_count
+from ..dataset.model import Dataset
+from ..errors import DatasetError
+from ..text.intervals import containing, intersection_sizes, touching_count
 
 __all__ = ["ListOverlap", "evidence_query_indices", "list_overlap"]
 

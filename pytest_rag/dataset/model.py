@@ -18,8 +18,8 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from .positions import Positions
-    from .tokens import TokenTable
+    from ..kernels.positions import Positions
+    from ..text.tokens import TokenTable
 
 __all__ = [
     "Chunk",
@@ -45,7 +45,7 @@ class Document:
     @functools.cached_property
     def tokens(self) -> TokenTable:
         """The document's tokens, computed once per document object."""
-        from .tokens import tokenize
+        from ..text.tokens import tokenize
 
         return tokenize(self.text)
 
@@ -230,7 +230,7 @@ class Dataset:
     @functools.cached_property
     def positions(self) -> Positions:
         """Token intervals of the chunks and gold spans (computed once per dataset)."""
-        from .positions import build_positions
+        from ..kernels.positions import build_positions
 
         return build_positions(self)
 

@@ -1,8 +1,8 @@
 """The self-contained HTML report of ``--rag-html``: one file, no network, no JavaScript.
 
-:func:`render_html` turns the :class:`~pytest_rag.scorecard.Scorecard` (and
-the drill-down details of :mod:`pytest_rag.details`) into an HTML5 page with
-inline CSS and inline SVG (:mod:`pytest_rag.svg`).  It is a pure function:
+:func:`render_html` turns the :class:`~pytest_rag.reports.scorecard.Scorecard` (and
+the drill-down details of :mod:`pytest_rag.reports.drilldown`) into an HTML5 page with
+inline CSS and inline SVG (:mod:`pytest_rag.reports.svg`).  It is a pure function:
 the same scorecard always gives the same bytes (no time stamps, no random
 ids, stable order), so runs with and without pytest-xdist give the same file.
 
@@ -44,13 +44,13 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import TYPE_CHECKING, Any
 
-from .registry import REGISTRY, MetricSpec
+from ..registry import REGISTRY, MetricSpec
 from .svg import BASELINE, CURRENT, THRESHOLD, WORSE, Marker, Series, bar, bin_counts, histogram
 
 if TYPE_CHECKING:
-    from .baseline import Baseline
-    from .scorecard import ScoreEntry, ScoreRow, Scorecard
-    from .sweeps import Sweep
+    from ..compare.baseline import Baseline
+    from ..compare.sweeps import Sweep
+    from .scorecard import Scorecard, ScoreEntry, ScoreRow
 
 __all__ = ["SECTIONS", "render_html"]
 
@@ -778,7 +778,7 @@ def render_html(scorecard: Scorecard,
     scorecard:
         The run's scorecard (rows with baseline, delta, status, p-values; sweeps).
     details:
-        ``{(nodeid, stage): details}`` from :func:`pytest_rag.details.build_details`;
+        ``{(nodeid, stage): details}`` from :func:`pytest_rag.reports.drilldown.build_details`;
         records without details get no drill-down or chunk-size histogram.
     baseline:
         The baseline the run compared with, for the baseline's per-query

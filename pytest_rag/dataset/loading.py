@@ -24,12 +24,21 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, NoReturn, SupportsInt, cast
 
-from .data import (
-    Chunk, Claim, Dataset, Document, EvidenceSpan, Params, Query, RunEntry, Vectors, new_chunks,
+from ..errors import DatasetError
+from ..registry import REGISTRY, STAGES
+from ..text.locate import locate
+from .model import (
+    Chunk,
+    Claim,
+    Dataset,
+    Document,
+    EvidenceSpan,
+    Params,
+    Query,
+    RunEntry,
+    Vectors,
+    new_chunks,
 )
-from .errors import DatasetError
-from .locate import locate
-from .registry import REGISTRY, STAGES
 
 __all__ = ["FORMAT_ID", "load_dataset", "parse_dataset", "Parser"]
 
@@ -139,7 +148,7 @@ def _describe(value: object) -> str:
 
 
 class Parser:
-    """Validating converters from decoded data to :mod:`pytest_rag.data` objects.
+    """Validating converters from decoded data to :mod:`pytest_rag.dataset.model` objects.
 
     Parameters
     ----------
@@ -872,7 +881,7 @@ def _json_duplicate_place(text: str) -> tuple[str, str] | None:
 def _decode(path: Path, text: str) -> object:
     source = str(path)
     if path.suffix.lower() != ".json":
-        from ._yaml import load_yaml
+        from .safe_yaml import load_yaml
 
         return load_yaml(text, source)
 

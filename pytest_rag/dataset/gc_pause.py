@@ -1,8 +1,8 @@
 """Pausing CPython's cyclic garbage collector while an evaluation builds its records.
 
 Resolving the inputs of a large evaluation makes a few tracked objects per
-query (its :class:`~pytest_rag.data.Query`, its
-:class:`~pytest_rag.data.RunEntry`, their id tuples) that all survive until
+query (its :class:`~pytest_rag.dataset.model.Query`, its
+:class:`~pytest_rag.dataset.model.RunEntry`, their id tuples) that all survive until
 the report is built.  With the collector on, every ~70,000 of them trigger a
 full collection, and a full collection walks every tracked object of the
 process, the caller's inputs included (100,000 lists of 100 ids in the

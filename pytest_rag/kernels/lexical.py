@@ -37,7 +37,7 @@ from typing import Final, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from .data import Dataset
+from ..dataset.model import Dataset
 
 __all__ = ["EDGE_TOKENS", "lexical_metrics", "sentence_starts"]
 

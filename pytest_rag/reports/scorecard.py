@@ -11,10 +11,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .baseline import MetricDiff
-from .records import CheckRecord, StageRecord
-from .registry import MetricSpec
-from .sweeps import Sweep, find_sweeps, sweep_lines, sweep_markdown
+from ..compare.baseline import MetricDiff
+from ..compare.records import CheckRecord, StageRecord
+from ..compare.sweeps import Sweep, find_sweeps, sweep_lines, sweep_markdown
+from ..registry import MetricSpec
 
 __all__ = ["ScoreEntry", "ScoreRow", "Scorecard", "build_scorecard"]
 

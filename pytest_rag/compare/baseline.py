@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..registry import Direction, MetricSpec
 from .records import StageRecord
-from .registry import Direction, MetricSpec
 from .thresholds import Tolerances
 
 __all__ = ["BASELINE_FORMAT", "BASELINE_VERSION", "Baseline", "BaselineError", "MetricDiff",
@@ -303,7 +303,7 @@ def compare_record(record: StageRecord, baseline: Baseline, specs: Mapping[str, 
 
     Metrics with per-query values on both sides also get a paired randomization
     test and a bootstrap interval of the change (see
-    :mod:`pytest_rag.significance`).  With ``alpha``, a regression beyond the
+    :mod:`pytest_rag.compare.significance`).  With ``alpha``, a regression beyond the
     tolerance that is not significant at ``alpha`` is ``"within noise"``.
     """
     entry = baseline.entry(record.nodeid, record.stage)

@@ -7,8 +7,8 @@ from collections.abc import Iterable, Mapping
 
 from tabulate import tabulate
 
-from .registry import REGISTRY, STAGES, MetricSpec, describe_need
-from .report import Report
+from ..registry import REGISTRY, STAGES, MetricSpec, describe_need
+from ..stages.report import Report
 
 __all__ = ["format_value", "registry_rows", "registry_table", "report_table"]
 

@@ -19,16 +19,16 @@ import pytest
 # The rest is imported where it is used: pytest_configure creates the session
 # on every run, also when no test uses the plugin, and must stay cheap.
 if TYPE_CHECKING:
-    from .assertions import Comparison
-    from .baseline import Baseline, MetricDiff
-    from .data import Dataset
+    from ..compare.baseline import Baseline, MetricDiff
+    from ..compare.records import CheckRecord, StageRecord
+    from ..compare.thresholds import Threshold
+    from ..dataset.model import Dataset
+    from ..registry import MetricSpec
+    from ..reports.scorecard import Scorecard
+    from ..stages.checks import Comparison
+    from ..stages.report import Report
     from .fixture import ItemState
     from .options import RagOptions
-    from .records import CheckRecord, StageRecord
-    from .registry import MetricSpec
-    from .report import Report
-    from .scorecard import Scorecard
-    from .thresholds import Threshold
 
 __all__ = ["RagSession", "item_state_key"]
 
@@ -49,8 +49,8 @@ def _is_worker(config: pytest.Config) -> bool:
 
 
 def _check_record(comparison: Comparison) -> CheckRecord | None:
-    from .assertions import MetricValue
-    from .records import CheckRecord
+    from ..compare.records import CheckRecord
+    from ..stages.checks import MetricValue
 
     if comparison.every:
         return None
@@ -95,7 +95,7 @@ class RagSession:
 
     # -- data -------------------------------------------------------------------
     def _load_baseline(self, *, required: bool) -> Baseline:
-        from .baseline import Baseline, BaselineError
+        from ..compare.baseline import Baseline, BaselineError
 
         path = self.options.baseline_path
         if not path.exists() and not required:
@@ -108,8 +108,8 @@ class RagSession:
     def dataset_at(self, path: Path) -> Dataset:
         """Load a dataset once per session per path; errors fail the asking test."""
         __tracebackhide__ = True
-        from .errors import DatasetError
-        from .loading import load_dataset
+        from ..dataset.loading import load_dataset
+        from ..errors import DatasetError
 
         key = path.resolve()
         if key not in self.datasets:
@@ -138,7 +138,7 @@ class RagSession:
         return state
 
     def _declared(self, item: pytest.Item) -> list[Threshold]:
-        from .thresholds import parse_threshold
+        from ..compare.thresholds import parse_threshold
 
         declared: list[Threshold] = []
         for mark in item.iter_markers("rag_threshold"):
@@ -151,8 +151,8 @@ class RagSession:
 
     def _finish_item(self, item: pytest.Item, state: ItemState) -> tuple[list[str], dict[str, Any]]:
         """Checks, diffs and properties of one test: ``(failure lines, payload)``."""
-        from .baseline import compare_record
-        from .records import CheckRecord, StageRecord
+        from ..compare.baseline import compare_record
+        from ..compare.records import CheckRecord, StageRecord
 
         latest = state.latest()
         records = [StageRecord.from_report(item.nodeid, report) for report in latest.values()]
@@ -219,7 +219,7 @@ class RagSession:
         """``record`` with the drill-down details of the HTML report (``--rag-html``)."""
         import dataclasses
 
-        from .details import build_details
+        from ..reports.drilldown import build_details
 
         before = None
         if self.baseline is not None and self.options.compare:
@@ -289,7 +289,7 @@ class RagSession:
         payload = getattr(report, PAYLOAD, None)
         if report.when != "call" or not payload:
             return
-        from .records import CheckRecord, StageRecord
+        from ..compare.records import CheckRecord, StageRecord
 
         for data in payload["records"]:
             self.records = [r for r in self.records
@@ -350,7 +350,7 @@ class RagSession:
         self._write_baseline(session)
         if not self._scorecard_wanted():
             return  # nothing recorded, nothing asked for: a run that did not use the plugin
-        from .scorecard import build_scorecard
+        from ..reports.scorecard import build_scorecard
 
         self.scorecard = build_scorecard(self.records, self.checks, self.diffs, self.specs,
                                          self.outcomes)
@@ -371,7 +371,7 @@ class RagSession:
         self.config.hook.pytest_rag_scorecard(config=self.config, scorecard=self.scorecard)
 
     def _write_html_report(self, path: Path, scorecard: Scorecard) -> None:
-        from .html_report import render_html
+        from ..reports.html import render_html
 
         details = {(record.nodeid, record.stage): record.details
                    for record in self.records if record.details}
@@ -484,7 +484,7 @@ def _diff_json(diff: MetricDiff) -> dict[str, Any]:
 
 
 def _diff_from_json(data: Mapping[str, Any]) -> MetricDiff:
-    from .baseline import MetricDiff
+    from ..compare.baseline import MetricDiff
 
     return MetricDiff(data["stage"], data["key"], data["current"], data["baseline"],
                       float(data["allowed"]), data["direction"], data["status"],

@@ -3,7 +3,7 @@
 Documents are laid end to end on one line of positions: document ``d``'s
 token ``i`` is position ``base[d] + i``.  A chunk, an evidence span or a
 structural block is then one interval ``[lo, hi)`` on that line, and set
-operations on positions become interval arithmetic (:mod:`pytest_rag.intervals`).
+operations on positions become interval arithmetic (:mod:`pytest_rag.text.intervals`).
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from .data import Chunk, Dataset, EvidenceSpan
-from .tokens import span_intervals
+from ..dataset.model import Chunk, Dataset, EvidenceSpan
+from ..text.tokens import span_intervals
 
 __all__ = ["Positions", "build_positions"]
 

@@ -13,9 +13,8 @@ from collections.abc import Mapping
 from itertools import chain
 from typing import Any, Final, TypeVar
 
-from .data import Dataset, Query, RunEntry, Vectors, assemble
-from .loading import (ID_LIST_FIELDS, MAX_GRADE, RUN_KEYS, Parser, _describe,
-                      check_vector_dimensions)
+from .loading import ID_LIST_FIELDS, MAX_GRADE, RUN_KEYS, Parser, _describe, check_vector_dimensions
+from .model import Dataset, Query, RunEntry, Vectors, assemble
 
 __all__ = ["GOLD_QUERY_INPUTS", "RUN_INPUTS", "SECTION_INPUTS", "resolve_inputs"]
 

@@ -3,7 +3,7 @@
 :func:`build_details` reads the data an evaluator used (``report.dataset``:
 the resolved inputs, with grades derived from evidence where the evaluator
 derived them) and returns plain JSON values, so that the details travel from
-pytest-xdist workers to the controller inside a :class:`~pytest_rag.records.StageRecord`.
+pytest-xdist workers to the controller inside a :class:`~pytest_rag.compare.records.StageRecord`.
 
 What a stage's details hold:
 
@@ -31,12 +31,12 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
-from .baseline import query_got_worse
-from .registry import Direction
+from ..compare.baseline import query_got_worse
+from ..registry import Direction
 
 if TYPE_CHECKING:
-    from .data import Dataset, Query, RunEntry
-    from .report import Report
+    from ..dataset.model import Dataset, Query, RunEntry
+    from ..stages.report import Report
 
 __all__ = ["DRILLDOWN_LIMIT", "ID_LIMIT", "TEXT_LIMIT", "build_details", "worse_keys"]
 
@@ -65,7 +65,9 @@ def _top(ids: Sequence[str] | None, k: int) -> list[str] | None:
     """The first ``k`` distinct ids (each at its first rank), or ``None`` when not given."""
     if ids is None:
         return None
-    from .ranking import top_k  # numpy: already loaded by the evaluation that made the report
+    from ..kernels.ranking import (
+        top_k,  # numpy: already loaded by the evaluation that made the report
+    )
 
     return top_k(ids, k)
 
@@ -83,7 +85,7 @@ def worse_keys(before: Mapping[str, Mapping[str, float | None]],
     current).  Worse means a value that moved against the metric's direction
     (``directions[key]``: ``"higher"`` or ``"lower"``; informational metrics
     never get worse), by the rule of the baseline's regression messages
-    (:func:`pytest_rag.baseline.query_got_worse`: rounding is not a change;
+    (:func:`pytest_rag.compare.baseline.query_got_worse`: rounding is not a change;
     a baseline value no longer measured is).
     """
     worse: dict[str, float] = {}

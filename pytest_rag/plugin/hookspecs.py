@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from .data import Dataset
-    from .registry import MetricSpec
-    from .report import Report
-    from .scorecard import Scorecard
+    from ..dataset.model import Dataset
+    from ..registry import MetricSpec
+    from ..reports.scorecard import Scorecard
+    from ..stages.report import Report
 
 
 def pytest_rag_register_metrics(config: pytest.Config) -> list[MetricSpec] | None:

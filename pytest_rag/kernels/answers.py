@@ -1,7 +1,7 @@
 """Answer text metrics: normalisation, token overlap, ROUGE-L, facts, numbers, abstention.
 
 Pure functions on strings and token lists, shared by the generation and end
-to end stages.  A token is the project's token (:func:`pytest_rag.tokens.text_tokens`):
+to end stages.  A token is the project's token (:func:`pytest_rag.text.tokens.text_tokens`):
 a maximal match of ``\\w+``, lowercased.  ``norm(x)`` is the token list of
 ``x`` joined by single spaces.
 
@@ -35,7 +35,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Final, NamedTuple
 
-from .words import WORD
+from ..text.words import WORD
 
 __all__ = [
     "DEFAULT_ABSTAIN_PHRASES",
@@ -77,7 +77,7 @@ _ASCII_WORDS: Final = "".join(
 
 
 def answer_tokens(text: str) -> list[str]:
-    """The lowercase tokens of ``text`` (same as :func:`pytest_rag.tokens.text_tokens`).
+    """The lowercase tokens of ``text`` (same as :func:`pytest_rag.text.tokens.text_tokens`).
 
     Examples
     --------

@@ -8,7 +8,7 @@ whole span (its positions include all of the span's positions, the rule of
 Gold written once as spans so stays valid when the chunker changes.
 
 Everything is interval arithmetic on the global token line of
-:mod:`pytest_rag.positions`: chunks are grouped by length class (lengths in
+:mod:`pytest_rag.kernels.positions`: chunks are grouped by length class (lengths in
 ``[2^j, 2^(j+1))``) and sorted by start; per class, the chunks that can touch a
 span are one slice of that order (a chunk starting at or after the span's end
 cannot, nor can one starting more than the class's longest length before its
@@ -25,7 +25,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from .data import Dataset
+from ..dataset.model import Dataset
 
 __all__ = ["relevance_from_evidence", "touching_pairs"]
 

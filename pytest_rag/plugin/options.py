@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .argtypes import non_negative, significance_level
+from ..compare.argtypes import non_negative, significance_level
 
 if TYPE_CHECKING:
-    from .registry import MetricSpec
-    from .thresholds import Threshold, Tolerances
+    from ..compare.thresholds import Threshold, Tolerances
+    from ..registry import MetricSpec
 
 __all__ = ["RagOptions", "add_options"]
 
@@ -151,7 +151,7 @@ class RagOptions:
     @classmethod
     def from_config(cls, config: pytest.Config, specs: Mapping[str, MetricSpec]) -> RagOptions:
         """Read and check the options; a bad value is a usage error (exit status 4)."""
-        from .thresholds import Tolerances, parse_threshold
+        from ..compare.thresholds import Tolerances, parse_threshold
 
         option = config.option
         ini_dir = _ini_dir(config)

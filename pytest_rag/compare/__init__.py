@@ -1,0 +1,1 @@
+"""Comparing runs: baselines, tolerances and thresholds, significance, sweeps, diffs."""

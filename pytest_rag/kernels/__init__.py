@@ -1,0 +1,1 @@
+"""Vectorized metric arithmetic on numpy arrays: ranking, lexical, answers, evidence."""

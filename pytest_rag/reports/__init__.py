@@ -1,0 +1,1 @@
+"""Rendering results: the scorecard, the HTML report with its SVG charts, text tables."""

@@ -1,0 +1,1 @@
+"""Text rules below everything else: tokens, words, integer intervals, Markdown blocks."""
