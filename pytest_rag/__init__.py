@@ -59,12 +59,13 @@ _LOCATIONS: dict[str, str] = {
     "EVALUATORS": "pytest_rag.stages.evaluate",
     "evaluate_dataset": "pytest_rag.stages.evaluate",
     "load_dataset": "pytest_rag.dataset.loading",
-    "parse_dataset": "pytest_rag.dataset.loading",
+    "parse_dataset": "pytest_rag.dataset.parser",
 }
 
 if TYPE_CHECKING:
-    from .dataset.loading import load_dataset, parse_dataset
+    from .dataset.loading import load_dataset
     from .dataset.model import Dataset
+    from .dataset.parser import parse_dataset
     from .errors import DatasetError
     from .plugin.fixture import Rag
     from .registry import REGISTRY, STAGES, Direction, MetricSpec

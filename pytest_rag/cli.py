@@ -115,8 +115,9 @@ def _metrics(args: argparse.Namespace, out: TextIO) -> int:
 def _diff(args: argparse.Namespace, out: TextIO) -> int:
     from pathlib import Path
 
-    from .compare.diff import diff_files, load_scores, render_diff
+    from .compare.diff import diff_files, load_scores
     from .compare.thresholds import Tolerances
+    from .reports.tables import render_diff
 
     old = load_scores(Path(args.old))
     new = load_scores(Path(args.new))

@@ -17,7 +17,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytest_rag.dataset.loading import MAX_FILE_BYTES
+from pytest_rag.dataset.parser import MAX_FILE_BYTES
 
 #: A ``path:`` document or a dataset one byte over the size limit: a sparse file
 #: (``truncate``), so that no 512 MiB are written; the loader refuses it from its size.

@@ -11,10 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ..registry import REGISTRY, MetricSpec
-from ..reports.scorecard import REPORT_FORMAT, REPORT_VERSION
 from .baseline import (
     BASELINE_FORMAT,
     Baseline,
@@ -23,7 +21,7 @@ from .baseline import (
     compare_record,
     read_json_file,
 )
-from .records import StageRecord
+from .records import REPORT_FORMAT, REPORT_VERSION, StageRecord
 from .thresholds import Tolerances
 
 __all__ = ["DiffRow", "diff_files", "load_scores"]
@@ -94,41 +92,3 @@ def diff_files(old: Baseline, new: Baseline, *, alpha: float | None = None,
                 rows.append(DiffRow(nodeid, MetricDiff(stage, "*", None, None, 0.0, "info",
                                                        "removed")))
     return rows
-
-
-def _num(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f}" if abs(value) < 1000 else f"{value:.1f}"
-
-
-def render_diff(rows: list[DiffRow], *, show_all: bool = False) -> str:
-    """Tables per test and stage: old, new, delta, p-value, 95% interval, status."""
-    from tabulate import tabulate
-
-    out: list[str] = []
-    groups: dict[tuple[str, str], list[MetricDiff]] = {}
-    for row in rows:
-        groups.setdefault((row.nodeid, row.diff.stage), []).append(row.diff)
-    for (nodeid, stage), group in groups.items():
-        shown = [d for d in group if show_all or d.status not in ("unchanged", "info")]
-        if not shown:
-            continue
-        out.append(f"{nodeid} [{stage}]")
-        table: list[Any] = []
-        for d in shown:
-            p_value = "" if d.p_value is None else f"{d.p_value:.4f}"
-            interval = ("" if d.ci_low is None or d.ci_high is None else
-                        f"[{d.ci_low:+.3f}, {d.ci_high:+.3f}]")
-            delta = "" if d.delta is None else f"{d.delta:+.3f}"
-            table.append((d.key, _num(d.baseline), _num(d.current), delta, p_value, interval,
-                          d.status))
-        text = tabulate(table, headers=("metric", "old", "new", "delta", "p", "95% CI", "status"),
-                        tablefmt="simple", disable_numparse=True)
-        out.extend("  " + line for line in text.splitlines())
-    failed = sum(row.failed for row in rows)
-    noise = sum(row.diff.status == "within noise" for row in rows)
-    improved = sum(row.diff.status == "improved" for row in rows)
-    summary = f"{failed} regressed, {improved} improved"
-    if noise:
-        summary += f", {noise} worse but within noise"
-    out.append(summary if out else f"no differences; {summary}")
-    return "\n".join(out)

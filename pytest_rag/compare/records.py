@@ -16,6 +16,10 @@ from ..stages.report import Report
 
 __all__ = ["CheckRecord", "StageRecord"]
 
+#: The ``format`` and ``version`` of a ``--rag-report`` file (read back by ``pytest-rag diff``).
+REPORT_FORMAT = "pytest-rag-report"
+REPORT_VERSION = 1
+
 
 @dataclass(frozen=True)
 class CheckRecord:

@@ -13,8 +13,15 @@ from collections.abc import Mapping
 from itertools import chain
 from typing import Any, Final, TypeVar
 
-from .loading import ID_LIST_FIELDS, MAX_GRADE, RUN_KEYS, Parser, _describe, check_vector_dimensions
 from .model import Dataset, Query, RunEntry, Vectors, assemble
+from .parser import (
+    ID_LIST_FIELDS,
+    MAX_GRADE,
+    RUN_KEYS,
+    Parser,
+    check_vector_dimensions,
+    describe_value,
+)
 
 __all__ = ["GOLD_QUERY_INPUTS", "RUN_INPUTS", "SECTION_INPUTS", "resolve_inputs"]
 
@@ -79,11 +86,11 @@ ALL_INPUTS: frozenset[str] = frozenset(GOLD_QUERY_INPUTS) | frozenset(RUN_INPUTS
 def _query_mapping(parser: Parser, name: str, value: object) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
         parser.fail(name, f"expected a mapping of query id to value "
-                          f"(like {{'q1': ...}}), got {_describe(value)}")
+                          f"(like {{'q1': ...}}), got {describe_value(value)}")
     if not set(map(type, value)) <= _STR:  # a C-level check first; the loop names the culprit
         for query_id in value:
             if not isinstance(query_id, str):
-                parser.fail(name, f"query ids must be strings, got {_describe(query_id)}")
+                parser.fail(name, f"query ids must be strings, got {describe_value(query_id)}")
     return value
 
 

@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from ..kernels.positions import Positions
     from ..text.tokens import TokenTable
 
 __all__ = [
@@ -66,6 +65,7 @@ class Chunk:
 
 
 _Record = TypeVar("_Record")
+_Derived = TypeVar("_Derived")
 
 
 @functools.cache
@@ -227,12 +227,18 @@ class Dataset:
         """Chunk id to its position in :attr:`chunks`."""
         return {chunk.id: i for i, chunk in enumerate(self.chunks) if chunk.id is not None}
 
-    @functools.cached_property
-    def positions(self) -> Positions:
-        """Token intervals of the chunks and gold spans (computed once per dataset)."""
-        from ..kernels.positions import build_positions
+    def derived(self, name: str, build: Callable[[Dataset], _Derived]) -> _Derived:
+        """``build(self)``, computed once per dataset object and kept with it.
 
-        return build_positions(self)
+        Higher layers hang what they derive from a dataset here (token
+        positions, for one), so that the cache is freed with the dataset and a
+        modified copy (``dataclasses.replace``) never sees a stale value.
+        """
+        cache = self.__dict__  # as functools.cached_property does on a frozen dataclass
+        key = "derived:" + name
+        if key not in cache:
+            cache[key] = build(self)
+        return cast("_Derived", cache[key])
 
     @property
     def query_ids(self) -> tuple[str, ...]:

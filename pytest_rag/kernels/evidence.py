@@ -19,6 +19,7 @@ import numpy.typing as npt
 from ..dataset.model import Dataset
 from ..errors import DatasetError
 from ..text.intervals import containing, intersection_sizes, touching_count
+from .positions import positions_of
 
 __all__ = ["ListOverlap", "evidence_query_indices", "list_overlap"]
 
@@ -52,7 +53,7 @@ class ListOverlap:
 
 def evidence_query_indices(dataset: Dataset) -> npt.NDArray[np.bool_]:
     """For each query, whether it has a gold span holding at least one token."""
-    positions = dataset.positions
+    positions = positions_of(dataset)
     has = np.zeros(len(dataset.queries), dtype=bool)
     nonempty = positions.evidence_hi > positions.evidence_lo
     has[positions.evidence_query[nonempty]] = True
@@ -68,7 +69,7 @@ def list_overlap(dataset: Dataset, queries: Sequence[int], lists: Sequence[Seque
     DatasetError
         For a listed id that is not a known chunk: token metrics need its span.
     """
-    positions = dataset.positions
+    positions = positions_of(dataset)
     index = dataset.chunk_index
     slots = len(queries)
     lengths = np.fromiter((len(ids) for ids in lists), dtype=np.int64, count=slots)

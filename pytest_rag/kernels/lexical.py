@@ -38,6 +38,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..dataset.model import Dataset
+from .positions import positions_of
 
 __all__ = ["EDGE_TOKENS", "lexical_metrics", "sentence_starts"]
 
@@ -241,7 +242,7 @@ def lexical_metrics(dataset: Dataset, scope: _IntArray, pairs: tuple[_IntArray, 
     linearly with the corpus.  ``None`` when a block's integer keys would not
     fit an int64 (the caller then uses Python sets).
     """
-    positions = dataset.positions
+    positions = positions_of(dataset)
     documents = dataset.documents
     chunks = dataset.chunks
     n = len(chunks)

@@ -17,7 +17,7 @@ import numpy.typing as npt
 from ..dataset.model import Chunk, Dataset, EvidenceSpan
 from ..text.tokens import span_intervals
 
-__all__ = ["Positions", "build_positions"]
+__all__ = ["Positions", "build_positions", "positions_of"]
 
 _IntArray = npt.NDArray[np.int64]
 
@@ -84,3 +84,8 @@ def build_positions(dataset: Dataset) -> Positions:
     evidence_lo, evidence_hi, _ = intervals_of(dataset, doc_index, base, spans)
     return Positions(doc_index, base, chunk_lo, chunk_hi, chunk_doc, evidence_lo, evidence_hi,
                      np.asarray(owners, dtype=np.int64))
+
+
+def positions_of(dataset: Dataset) -> Positions:
+    """The :class:`Positions` of ``dataset``, built once per dataset object and kept with it."""
+    return dataset.derived("positions", build_positions)

@@ -16,7 +16,7 @@ from operator import attrgetter, is_not, itemgetter, methodcaller
 import numpy as np
 import numpy.typing as npt
 
-from ..stages._common import FloatArray, f1
+from .aggregate import FloatArray, f1
 
 __all__ = ["GradeMatrix", "grade_matrix", "ranking_metrics", "top_k", "first_relevant_rank"]
 

@@ -26,6 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..dataset.model import Dataset
+from .positions import positions_of
 
 __all__ = ["relevance_from_evidence", "touching_pairs"]
 
@@ -34,7 +35,7 @@ _IntArray = npt.NDArray[np.int64]
 #: Candidate (span, chunk) pairs materialised at a time (bounds memory).
 _PAIRS_PER_BATCH: Final = 1 << 22
 #: Cached properties of a dataset that do not depend on ``relevant``.
-_KEPT_CACHES: Final = ("positions", "chunk_index", "document_by_id")
+_KEPT_CACHES: Final = ("chunk_index", "document_by_id")
 
 
 def touching_pairs(chunk_lo: _IntArray, chunk_hi: _IntArray, span_lo: _IntArray,
@@ -105,7 +106,7 @@ def relevance_from_evidence(dataset: Dataset) -> Dataset:
                           for query in queries), dtype=bool, count=len(queries))
     if not wanted.any():
         return dataset
-    positions = dataset.positions
+    positions = positions_of(dataset)
     keep = np.flatnonzero(wanted[positions.evidence_query]
                           & (positions.evidence_hi > positions.evidence_lo))
     if keep.shape[0] == 0:
@@ -140,4 +141,5 @@ def relevance_from_evidence(dataset: Dataset) -> Dataset:
     for name in _KEPT_CACHES:  # chunks, documents and evidence are unchanged
         if name in vars(dataset):
             vars(result)[name] = vars(dataset)[name]
+    result.derived("positions", lambda _: positions)  # the same chunks and evidence
     return result

@@ -9,7 +9,7 @@ for option parsing.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator
+from collections.abc import Generator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -129,12 +129,13 @@ def rag(request: pytest.FixtureRequest) -> Generator[Rag, None, None]:
             loaded["value"] = None if path is None else session.dataset_at(path)
         return loaded["value"]
 
-    def compute_extra(stage: str, report: Report, data: Callable[[], Dataset]) -> Report:
+    def compute_extra(stage: str, report: Report) -> Report:
         hook = request.config.hook.pytest_rag_compute_metrics
         if not hook.get_hookimpls():
             return report
         values: dict[str, float | None] = {}
-        for result in hook(stage=stage, report=report, dataset=data()):
+        # The data the stage read: the inputs resolved once, by the evaluator.
+        for result in hook(stage=stage, report=report, dataset=report.dataset):
             values.update(result or {})
         if not values:
             return report

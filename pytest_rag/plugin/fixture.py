@@ -73,7 +73,7 @@ class Rag:
 
     def __init__(self, state: ItemState, dataset: Callable[[], Dataset | None],
                  settings: Mapping[str, Any], specs: Mapping[str, MetricSpec],
-                 compute_extra: Callable[[str, Report, Callable[[], Dataset]], Report]) -> None:
+                 compute_extra: Callable[[str, Report], Report]) -> None:
         self._state = state
         self._dataset = dataset
         self._settings = dict(settings)
@@ -121,8 +121,7 @@ class Rag:
                 message = f"pytest-rag: {error}"
         if message:  # failed outside the except clause: no chained DatasetError in the report
             pytest.fail(message, pytrace=False)
-        report = self._compute_extra(stage, report,
-                                     lambda: _resolved_dataset(dataset, inputs, evaluator))
+        report = self._compute_extra(stage, report)
         self._state.reports.append(report)
         return report
 
@@ -187,12 +186,6 @@ class Rag:
             else:  # the report just recorded; not remove(), whose == compares arrays
                 self._state.reports.pop()
         return measured
-
-
-def _resolved_dataset(dataset: Dataset | None, inputs: Mapping[str, Any], evaluator: Any) -> Dataset:
-    from ..dataset.arguments import resolve_inputs
-
-    return resolve_inputs(dataset, inputs, type(evaluator).inputs)
 
 
 def with_extra_metrics(report: Report, values: Mapping[str, float | None],

@@ -156,7 +156,9 @@ def _chunk_details(report: Report, dataset: Dataset) -> dict[str, Any]:
     if dataset.chunks:
         import numpy as np
 
-        positions = dataset.positions
+        from ..kernels.positions import positions_of
+
+        positions = positions_of(dataset)
         sizes, counts = np.unique(positions.chunk_hi - positions.chunk_lo, return_counts=True)
         out["chunk_sizes"] = [[int(size), int(count)]
                               for size, count in zip(sizes.tolist(), counts.tolist())]

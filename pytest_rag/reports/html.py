@@ -45,7 +45,7 @@ from html import escape
 from typing import TYPE_CHECKING, Any
 
 from ..registry import REGISTRY, MetricSpec
-from .svg import BASELINE, CURRENT, THRESHOLD, WORSE, Marker, Series, bar, bin_counts, histogram
+from .svg import BASELINE, CURRENT, WORSE, Marker, Series, bar, bin_counts, histogram
 
 if TYPE_CHECKING:
     from ..compare.baseline import Baseline

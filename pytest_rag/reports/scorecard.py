@@ -12,14 +12,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..compare.baseline import MetricDiff
-from ..compare.records import CheckRecord, StageRecord
+from ..compare.records import REPORT_FORMAT, REPORT_VERSION, CheckRecord, StageRecord
 from ..compare.sweeps import Sweep, find_sweeps, sweep_lines, sweep_markdown
 from ..registry import MetricSpec
 
 __all__ = ["ScoreEntry", "ScoreRow", "Scorecard", "build_scorecard"]
-
-REPORT_FORMAT = "pytest-rag-report"
-REPORT_VERSION = 1
 
 _FAILING = ("FAIL", "REGRESSED", "LOST")
 

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from tabulate import tabulate
 
 from ..registry import REGISTRY, STAGES, MetricSpec, describe_need
 from ..stages.report import Report
 
-__all__ = ["format_value", "registry_rows", "registry_table", "report_table"]
+if TYPE_CHECKING:
+    from ..compare.baseline import MetricDiff
+    from ..compare.diff import DiffRow
+
+__all__ = ["format_value", "registry_rows", "registry_table", "render_diff", "report_table"]
 
 _DIRECTION_WORDS = {"higher": "higher is better", "lower": "lower is better", "info": "informational"}
 
@@ -61,3 +66,39 @@ def reports_json(reports: Mapping[str, Report]) -> dict[str, dict[str, float | N
 def measured(reports: Iterable[Report]) -> list[Report]:
     """The reports that measured at least one metric."""
     return [report for report in reports if any(v is not None for v in report.values.values())]
+
+
+def _diff_number(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}" if abs(value) < 1000 else f"{value:.1f}"
+
+
+def render_diff(rows: list[DiffRow], *, show_all: bool = False) -> str:
+    """Tables per test and stage: old, new, delta, p-value, 95% interval, status."""
+    out: list[str] = []
+    groups: dict[tuple[str, str], list[MetricDiff]] = {}
+    for row in rows:
+        groups.setdefault((row.nodeid, row.diff.stage), []).append(row.diff)
+    for (nodeid, stage), group in groups.items():
+        shown = [d for d in group if show_all or d.status not in ("unchanged", "info")]
+        if not shown:
+            continue
+        out.append(f"{nodeid} [{stage}]")
+        table: list[Any] = []
+        for d in shown:
+            p_value = "" if d.p_value is None else f"{d.p_value:.4f}"
+            interval = ("" if d.ci_low is None or d.ci_high is None else
+                        f"[{d.ci_low:+.3f}, {d.ci_high:+.3f}]")
+            delta = "" if d.delta is None else f"{d.delta:+.3f}"
+            table.append((d.key, _diff_number(d.baseline), _diff_number(d.current), delta,
+                          p_value, interval, d.status))
+        text = tabulate(table, headers=("metric", "old", "new", "delta", "p", "95% CI", "status"),
+                        tablefmt="simple", disable_numparse=True)
+        out.extend("  " + line for line in text.splitlines())
+    failed = sum(row.failed for row in rows)
+    noise = sum(row.diff.status == "within noise" for row in rows)
+    improved = sum(row.diff.status == "improved" for row in rows)
+    summary = f"{failed} regressed, {improved} improved"
+    if noise:
+        summary += f", {noise} worse but within noise"
+    out.append(summary if out else f"no differences; {summary}")
+    return "\n".join(out)

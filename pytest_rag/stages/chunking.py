@@ -21,11 +21,11 @@ import numpy.typing as npt
 
 from ..dataset.model import Chunk, Dataset, EvidenceSpan
 from ..kernels.lexical import lexical_metrics, sentence_starts
+from ..kernels.positions import positions_of
 from ..text.intervals import containing, touching_count, union_sizes
 from ..text.markdown import markdown_blocks
 from ..text.tokens import span_intervals
-from ._base import StageEvaluator
-from ._common import ReportBuilder
+from ._base import ReportBuilder, StageEvaluator
 
 __all__ = ["ChunkEvaluator", "json_equal"]
 
@@ -284,7 +284,7 @@ class ChunkEvaluator(StageEvaluator):
                  builder: ReportBuilder) -> None:
         if not dataset.chunks:
             return
-        positions = dataset.positions
+        positions = positions_of(dataset)
         scope = np.unique(positions.chunk_doc)
         pairs = _neighbour_pairs(positions.chunk_doc)
         for key, value in _size_metrics(dataset, scope, settings["size_limits"]).items():
@@ -313,7 +313,7 @@ def _neighbour_pairs(chunk_doc: _IntArray) -> tuple[_IntArray, _IntArray]:
 
 def _size_metrics(dataset: Dataset, scope: _IntArray,
                   size_limits: tuple[int, int] | None) -> dict[str, float | None]:
-    positions = dataset.positions
+    positions = positions_of(dataset)
     lo, hi = positions.chunk_lo, positions.chunk_hi
     sizes = (hi - lo).astype(np.float64)
     source = int((positions.base[scope + 1] - positions.base[scope]).sum())
@@ -338,7 +338,7 @@ def _size_metrics(dataset: Dataset, scope: _IntArray,
 
 def _evidence_metrics(dataset: Dataset, scope: _IntArray) -> tuple[float | None, float | None]:
     """Completeness and fragmentation over the distinct gold spans of the documents in scope."""
-    positions = dataset.positions
+    positions = positions_of(dataset)
     in_scope = {dataset.documents[doc].id for doc in scope.tolist()}
     first: dict[EvidenceSpan, int] = {}
     flat = 0
@@ -360,7 +360,7 @@ def _evidence_metrics(dataset: Dataset, scope: _IntArray) -> tuple[float | None,
 
 def _structural_integrity(dataset: Dataset, scope: _IntArray) -> float | None:
     """Share of the Markdown blocks (with a token) of the documents in scope held by one chunk."""
-    positions = dataset.positions
+    positions = positions_of(dataset)
     lows: list[_IntArray] = []
     highs: list[_IntArray] = []
     for doc in scope.tolist():
@@ -516,7 +516,7 @@ def _lexical_metrics_sets(dataset: Dataset, scope: _IntArray,
     Sentences come from the document's sentence breaks (a break never falls
     inside a token), so no chunk text is tokenized again.
     """
-    positions = dataset.positions
+    positions = positions_of(dataset)
     n = len(dataset.chunks)
     all_sets: list[set[str]] = [set()] * n
     heads: list[set[str]] = [set()] * n

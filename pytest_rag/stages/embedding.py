@@ -36,9 +36,9 @@ import numpy.typing as npt
 
 from ..dataset.model import Dataset
 from ..errors import DatasetError
+from ..kernels.aggregate import FloatArray, mean, ratio
 from ..kernels.ranking import scatter, top_k
-from ._base import RankedStageEvaluator
-from ._common import FloatArray, ReportBuilder, mean, ratio
+from ._base import RankedStageEvaluator, ReportBuilder
 
 __all__ = ["EmbeddingEvaluator", "NonFiniteVector", "VectorScan", "scan_vectors", "tie_order"]
 

@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 
 from ..dataset.model import Dataset
-from ._base import StageEvaluator
-from ._common import FloatArray, ReportBuilder, percentile
+from ..kernels.aggregate import FloatArray, percentile
+from ._base import ReportBuilder, StageEvaluator
 from .generation import answer_metrics, task_success
 
 __all__ = ["EndToEndEvaluator"]

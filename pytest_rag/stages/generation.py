@@ -10,6 +10,7 @@ import numpy as np
 
 from ..dataset.model import Dataset, Query, RunEntry
 from ..errors import DatasetError
+from ..kernels.aggregate import FloatArray, percentile
 from ..kernels.answers import (
     DEFAULT_ABSTAIN_PHRASES,
     abstains,
@@ -19,8 +20,7 @@ from ..kernels.answers import (
     numbers,
     score_tokens,
 )
-from ._base import StageEvaluator
-from ._common import FloatArray, ReportBuilder, percentile
+from ._base import ReportBuilder, StageEvaluator
 
 __all__ = ["GenerationEvaluator", "answer_metrics"]
 

@@ -9,8 +9,7 @@ import numpy as np
 
 from ..dataset.model import Dataset
 from ..kernels.ranking import first_relevant_rank, grade_matrix, ranking_metrics, scatter
-from ._base import RankedStageEvaluator
-from ._common import ReportBuilder
+from ._base import RankedStageEvaluator, ReportBuilder
 
 __all__ = ["RerankingEvaluator"]
 

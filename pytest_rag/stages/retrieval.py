@@ -8,10 +8,10 @@ from typing import Any
 import numpy as np
 
 from ..dataset.model import Dataset
+from ..kernels.aggregate import percentile, ratio
 from ..kernels.evidence import evidence_query_indices, list_overlap
 from ..kernels.ranking import grade_matrix, ranking_metrics, scatter, top_k
-from ._base import RankedStageEvaluator
-from ._common import ReportBuilder, percentile, ratio
+from ._base import RankedStageEvaluator, ReportBuilder
 
 __all__ = ["RetrievalEvaluator"]
 

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from pytest_rag import EmbeddingEvaluator, RerankingEvaluator, RetrievalEvaluator
 from pytest_rag.dataset.arguments import resolve_inputs
+from pytest_rag.kernels.positions import positions_of
 from pytest_rag.kernels.relevance import relevance_from_evidence, touching_pairs
 
 TEXT = "alpha beta gamma. delta epsilon zeta. eta theta iota."
@@ -99,8 +100,8 @@ def test_spans_touching_no_chunk_leave_the_query_alone() -> None:
 def test_positions_are_reused() -> None:
     data = resolve_inputs(None, {"documents": DOCUMENTS, "chunks": CHUNKS,
                                  "expected_evidence": {"q": [span("d", 6, 10)]}})
-    positions = data.positions
-    assert relevance_from_evidence(data).positions is positions
+    positions = positions_of(data)
+    assert positions_of(relevance_from_evidence(data)) is positions
 
 
 # -- invariance under re-chunking ---------------------------------------------------

@@ -15,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_rag.dataset.arguments import ALL_INPUTS, GOLD_QUERY_INPUTS, RUN_INPUTS, resolve_inputs
-from pytest_rag.dataset.loading import parse_dataset
 from pytest_rag.dataset.model import Chunk, Dataset, Document, EvidenceSpan, Query, RunEntry
+from pytest_rag.dataset.parser import parse_dataset
 from pytest_rag.errors import DatasetError
 from pytest_rag.stages.retrieval import RetrievalEvaluator
 

@@ -7,8 +7,9 @@ import random
 import numpy as np
 import pytest
 
-from pytest_rag.dataset.loading import parse_dataset
+from pytest_rag.dataset.parser import parse_dataset
 from pytest_rag.kernels import lexical
+from pytest_rag.kernels.positions import positions_of
 from pytest_rag.stages import chunking
 
 #: Words with capital sigma (context-dependent lowercase), a code point whose
@@ -37,7 +38,7 @@ def _dataset(seed: int) -> object:
 
 
 def _both(dataset: object) -> tuple[dict[str, float | None] | None, dict[str, float | None]]:
-    positions = dataset.positions  # type: ignore[attr-defined]
+    positions = positions_of(dataset)
     if not dataset.chunks:  # type: ignore[attr-defined]
         pytest.skip("no chunk")
     scope = np.unique(positions.chunk_doc)

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import yaml
 
-from pytest_rag.dataset.loading import FORMAT_ID, load_dataset, parse_dataset
+from pytest_rag.dataset.loading import load_dataset
 from pytest_rag.dataset.model import (
     Chunk,
     Claim,
@@ -25,6 +25,7 @@ from pytest_rag.dataset.model import (
     Query,
     RunEntry,
 )
+from pytest_rag.dataset.parser import FORMAT_ID, parse_dataset
 from pytest_rag.errors import DatasetError
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"

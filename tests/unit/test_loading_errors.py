@@ -22,8 +22,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_rag.dataset.loading import load_dataset, parse_dataset
+from pytest_rag.dataset.loading import load_dataset
 from pytest_rag.dataset.model import Dataset
+from pytest_rag.dataset.parser import parse_dataset
 from pytest_rag.errors import DatasetError
 
 DOC_A = "Refunds are accepted within 30 days of purchase.\nShipping takes  five days."
