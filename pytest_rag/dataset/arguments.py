@@ -15,12 +15,7 @@ from typing import Any, Final, TypeVar
 
 from .model import Dataset, Query, RunEntry, Vectors, assemble
 from .parser import (
-    ID_LIST_FIELDS,
-    MAX_GRADE,
-    RUN_KEYS,
-    Parser,
-    check_vector_dimensions,
-    describe_value,
+    ID_LIST_FIELDS, MAX_GRADE, RUN_KEYS, Parser, check_vector_dimensions, describe_value,
 )
 
 __all__ = ["GOLD_QUERY_INPUTS", "RUN_INPUTS", "SECTION_INPUTS", "resolve_inputs"]

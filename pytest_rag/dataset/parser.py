@@ -26,16 +26,7 @@ from ..errors import DatasetError
 from ..registry import REGISTRY, STAGES
 from ..text.locate import locate
 from .model import (
-    Chunk,
-    Claim,
-    Dataset,
-    Document,
-    EvidenceSpan,
-    Params,
-    Query,
-    RunEntry,
-    Vectors,
-    new_chunks,
+    Chunk, Claim, Dataset, Document, EvidenceSpan, Params, Query, RunEntry, Vectors, new_chunks,
 )
 
 __all__ = ["FORMAT_ID", "MAX_FILE_BYTES", "Parser", "parse_dataset"]

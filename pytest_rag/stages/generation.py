@@ -12,12 +12,7 @@ from ..dataset.model import Dataset, Query, RunEntry
 from ..errors import DatasetError
 from ..kernels.aggregate import FloatArray, percentile
 from ..kernels.answers import (
-    DEFAULT_ABSTAIN_PHRASES,
-    abstains,
-    answer_tokens,
-    fact_coverage,
-    normalize,
-    numbers,
+    DEFAULT_ABSTAIN_PHRASES, abstains, answer_tokens, fact_coverage, normalize, numbers,
     score_tokens,
 )
 from ._base import ReportBuilder, StageEvaluator

@@ -16,19 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_rag.kernels.answers import (
-    DEFAULT_ABSTAIN_PHRASES,
-    abstains,
-    answer_tokens,
-    contains_run,
-    fact_coverage,
-    lcs_length,
-    matched_tokens,
-    normalize,
-    numbers,
-    rouge_l_f1,
-    score_answer,
-    score_tokens,
-    token_scores,
+    DEFAULT_ABSTAIN_PHRASES, abstains, answer_tokens, contains_run, fact_coverage, lcs_length,
+    matched_tokens, normalize, numbers, rouge_l_f1, score_answer, score_tokens, token_scores,
 )
 from pytest_rag.text.tokens import text_tokens
 

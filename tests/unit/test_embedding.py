@@ -17,11 +17,7 @@ from pytest_rag.dataset.model import Dataset, Params, Query, RunEntry, Vectors
 from pytest_rag.errors import DatasetError
 from pytest_rag.stages import embedding
 from pytest_rag.stages.embedding import (
-    EmbeddingEvaluator,
-    NonFiniteVector,
-    _count_distinct,
-    scan_vectors,
-    tie_order,
+    EmbeddingEvaluator, NonFiniteVector, _count_distinct, scan_vectors, tie_order,
 )
 
 R2 = math.sqrt(2.0)
