@@ -304,7 +304,9 @@ def compare_record(record: StageRecord, baseline: Baseline, specs: Mapping[str, 
     Metrics with per-query values on both sides also get a paired randomization
     test and a bootstrap interval of the change (see
     :mod:`pytest_rag.compare.significance`).  With ``alpha``, a regression beyond the
-    tolerance that is not significant at ``alpha`` is ``"within noise"``.
+    tolerance that is not significant at ``alpha`` is ``"within noise"``; a
+    metric that cannot be tested (no per-query values on both sides, or fewer
+    than two paired queries) is judged by its tolerance alone.
     """
     entry = baseline.entry(record.nodeid, record.stage)
     diffs = []
@@ -337,10 +339,11 @@ def compare_record(record: StageRecord, baseline: Baseline, specs: Mapping[str, 
             change = paired_change(before, after, permutations=permutations,
                                    resamples=permutations)
             p_value, ci_low, ci_high = change.p_value, change.ci_low, change.ci_high
-            if status == "regressed" and alpha is not None and not change.significant(alpha):
+            # Fewer than two paired queries give no p-value: then, as for a
+            # metric without per-query values, the tolerance alone decides.
+            if (status == "regressed" and alpha is not None and change.p_value is not None
+                    and not change.significant(alpha)):
                 status = "within noise"
-        elif status == "regressed" and alpha is not None:
-            status = "within noise"  # no per-query values: significance cannot be shown
         diffs.append(MetricDiff(record.stage, key, current, old, allowed, direction.value,
                                 status, worse, p_value, ci_low, ci_high))
     return diffs

@@ -50,3 +50,29 @@ def test_bad_level_is_a_usage_error(rag_pytester: pytest.Pytester, value: str) -
     result = rag_pytester.runpytest("-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*rag_significance*"])
+
+
+def test_metric_without_per_query_values_is_judged_by_its_tolerance(
+        rag_pytester: pytest.Pytester) -> None:
+    """p95 latency has no per-query values: significance cannot be shown, so the
+    tolerance decides (it was waved through as "within noise")."""
+    slow = {"q1": 1000, "q2": 2000, "q3": 3000, "q4": 4000}
+    _baseline(rag_pytester)
+    set_inputs(rag_pytester, retrieved_ids=SAME, retrieval_latency_ms=slow)
+    result = rag_pytester.runpytest("-p", "no:cacheprovider", "--rag-baseline",
+                                    "--rag-significance", "0.05")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*p95_latency_ms*REGRESSED*"])
+
+
+def test_a_single_query_is_judged_by_its_tolerance(rag_pytester: pytest.Pytester) -> None:
+    """One paired query gives no p-value: it is not "within noise" either."""
+    rag_pytester.makefile(".yaml", gold="params: {k: 2}\nqueries:\n  - {id: q1, relevant: [a]}\n")
+    set_inputs(rag_pytester, retrieved_ids={"q1": ["a", "x"]})
+    rag_pytester.runpytest("-p", "no:cacheprovider", "--rag-update-baseline").assert_outcomes(
+        passed=1)
+    set_inputs(rag_pytester, retrieved_ids={"q1": ["x", "y"]})
+    result = rag_pytester.runpytest("-p", "no:cacheprovider", "--rag-baseline",
+                                    "--rag-significance", "0.05")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*recall_at_k*REGRESSED*"])
