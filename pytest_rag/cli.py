@@ -59,7 +59,8 @@ def _parser() -> argparse.ArgumentParser:
     diff.add_argument("new", metavar="NEW", help="the baseline or report to judge")
     diff.add_argument("--significance", type=significance_level, default=None, metavar="ALPHA",
                       help="a regression fails only when also significant at ALPHA "
-                           "(e.g. 0.05); otherwise it is reported as within noise")
+                           "(e.g. 0.05); otherwise it is reported as within noise (a metric "
+                           "that cannot be tested is judged by its tolerance alone)")
     diff.add_argument("--tolerance", type=non_negative, default=0.01, metavar="AMOUNT",
                       help="absolute tolerance for ratio metrics (default 0.01)")
     diff.add_argument("--relative-tolerance", type=non_negative, default=0.10,

@@ -342,7 +342,7 @@ def compare_record(record: StageRecord, baseline: Baseline, specs: Mapping[str, 
             # Fewer than two paired queries give no p-value: then, as for a
             # metric without per-query values, the tolerance alone decides.
             if (status == "regressed" and alpha is not None and change.p_value is not None
-                    and not change.significant(alpha)):
+                    and change.p_value >= alpha):
                 status = "within noise"
         diffs.append(MetricDiff(record.stage, key, current, old, allowed, direction.value,
                                 status, worse, p_value, ci_low, ci_high))

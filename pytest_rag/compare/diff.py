@@ -74,7 +74,8 @@ def diff_files(old: Baseline, new: Baseline, *, alpha: float | None = None,
     """Every metric of ``new`` against ``old``; entries only in ``old`` become ``removed``.
 
     With ``alpha``, a regression beyond the tolerance that is not significant at
-    ``alpha`` gets the status ``"within noise"`` and does not fail.
+    ``alpha`` gets the status ``"within noise"`` and does not fail; one that
+    cannot be tested for significance is judged by its tolerance alone.
     """
     tolerances = tolerances or Tolerances()
     rows: list[DiffRow] = []

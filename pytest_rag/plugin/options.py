@@ -47,7 +47,9 @@ def add_options(parser: pytest.Parser) -> None:
                     metavar="ALPHA",
                     help="with --rag-baseline, a regression beyond the tolerance fails only when a "
                          "paired randomization test over the per-query values finds it "
-                         "significant at ALPHA (e.g. 0.05); otherwise it is 'within noise'")
+                         "significant at ALPHA (e.g. 0.05); otherwise it is 'within noise'. A metric "
+                         "that cannot be tested (no per-query values, fewer than 2 queries) is "
+                         "judged by its tolerance alone")
     group.addoption("--rag-threshold", dest="rag_thresholds_cli", action="append", default=[],
                     metavar="EXPR",
                     help="a threshold for every recorded report of a stage, e.g. "
