@@ -215,14 +215,21 @@ BASELINE_CASES = (
     BaselineCase("per-query-value-not-a-number",
                  GOOD_BASELINE.replace('}}}}', '}, "per_query": {"recall_at_k": {"q1": "x"}}}}}'),
                  "{where}: tests['t.py::test']['retrieval'].per_query.recall_at_k['q1']: "
-                 "expected a finite number or null, got 'x'",
+                 "expected a finite number or null, of magnitude at most 1e+300, "
+                 "got 'x'",
                  "{where}: tests['t.py::test']['retrieval'].per_query.recall_at_k['q1']: "
-                 "expected a finite number or null, got 'x'"),
+                 "expected a finite number or null, of magnitude at most 1e+300, got 'x'"),
     BaselineCase("non-finite-metric", GOOD_BASELINE.replace("0.5", "NaN"),
                  "{where}: tests['t.py::test']['retrieval'].metrics.recall_at_k: expected a "
-                 "finite number or null, got nan",
+                 "finite number or null, of magnitude at most 1e+300, got nan",
                  "{where}: tests['t.py::test']['retrieval'].metrics.recall_at_k: expected a "
-                 "finite number or null, got nan"),
+                 "finite number or null, of magnitude at most 1e+300, got nan"),
+    # A hand-edited value whose difference to any current value overflows to infinity.
+    BaselineCase("metric-beyond-the-comparable-range", GOOD_BASELINE.replace("0.5", "-1.7e308"),
+                 "{where}: tests['t.py::test']['retrieval'].metrics.recall_at_k: expected a "
+                 "finite number or null, of magnitude at most 1e+300, got -1.7e+308",
+                 "{where}: tests['t.py::test']['retrieval'].metrics.recall_at_k: expected a "
+                 "finite number or null, of magnitude at most 1e+300, got -1.7e+308"),
 )
 
 

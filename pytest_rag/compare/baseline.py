@@ -29,18 +29,35 @@ BASELINE_FORMAT = "pytest-rag-baseline"
 BASELINE_VERSION = 1
 #: Queries named in a regression message.
 WORSE_QUERIES_SHOWN = 5
+#: The largest magnitude a baseline or report value may have.  Any two values
+#: within it have a finite difference and a finite relative tolerance, so a
+#: comparison never overflows to infinity; a larger value is refused when read
+#: and never written.
+MAX_MAGNITUDE = 1e300
 
 
 def _number_or_null(value: object) -> bool:
-    """JSON null or a number that fits a finite float (``bool`` is not a number)."""
+    """JSON null or a number whose magnitude is at most :data:`MAX_MAGNITUDE`
+    (``bool`` is not a number)."""
     if value is None:
         return True
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return False
     try:
-        return math.isfinite(float(value))
+        return abs(float(value)) <= MAX_MAGNITUDE  # False for NaN and infinities
     except OverflowError:  # an integer beyond the float range
         return False
+
+
+def _check_writable(record: StageRecord) -> None:
+    """Raise :class:`BaselineError` for a value of ``record`` the reader would refuse."""
+    per_query = ((f"{key}[{query!r}]", value) for key, values in record.per_query.items()
+                 for query, value in values.items())
+    for place, value in (*record.values.items(), *per_query):
+        if not _number_or_null(value):
+            raise BaselineError(
+                f"{record.nodeid} [{record.stage}] {place} = {_short(value)}: a baseline holds "
+                f"numbers of magnitude at most {MAX_MAGNITUDE:g}")
 
 
 def _short(value: object) -> str:
@@ -138,7 +155,8 @@ class Baseline:
                     value = metric.get("value") if isinstance(metric, dict) else metric
                     if not _number_or_null(value):
                         raise bad(f"{place}.metrics.{key}",
-                                  f"expected a finite number or null, got {_short(value)}")
+                                  f"expected a finite number or null, of magnitude at "
+                                  f"most {MAX_MAGNITUDE:g}, got {_short(value)}")
                 per_query = entry.get("per_query", {})
                 if not isinstance(per_query, dict) or not all(
                         isinstance(values, dict) for values in per_query.values()):
@@ -147,7 +165,8 @@ class Baseline:
                     for query, value in values.items():
                         if not _number_or_null(value):
                             raise bad(f"{place}.per_query.{key}[{query!r}]",
-                                      f"expected a finite number or null, got {_short(value)}")
+                                      f"expected a finite number or null, of magnitude at "
+                                  f"most {MAX_MAGNITUDE:g}, got {_short(value)}")
         return cls(tests)
 
     def entry(self, nodeid: str, stage: str) -> Mapping[str, Any] | None:
@@ -164,9 +183,17 @@ class Baseline:
     # -- writing --------------------------------------------------------------
     def updated(self, records: Iterable[StageRecord], specs: Mapping[str, MetricSpec],
                 tolerances: Tolerances) -> Baseline:
-        """A copy with the records' entries replaced (other entries kept)."""
+        """A copy with the records' entries replaced (other entries kept).
+
+        Raises
+        ------
+        BaselineError
+            When a value's magnitude exceeds :data:`MAX_MAGNITUDE`: it could not
+            be read back, so nothing is written.
+        """
         tests = {nodeid: dict(stages) for nodeid, stages in self.tests.items()}
         for record in records:
+            _check_writable(record)
             metrics = {}
             for key, value in record.values.items():
                 spec = specs.get(f"{record.stage}.{key}")

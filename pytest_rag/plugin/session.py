@@ -408,7 +408,14 @@ class RagSession:
         records = [record for record in self.records
                    if self.outcomes.get(record.nodeid) != "skipped"]
         if options.update:
-            updated = updated.updated(records, self.specs, options.tolerances)
+            from ..compare.baseline import BaselineError
+
+            try:
+                updated = updated.updated(records, self.specs, options.tolerances)
+            except BaselineError as error:
+                self.notes.append(f"baseline {options.baseline_path} not written: {error}")
+                session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+                return
         stale = self.stale_entries()
         if options.prune:
             if stale is None:

@@ -370,12 +370,24 @@ def test_evaluate_with_k_beyond_the_float_range_exits_cleanly(tmp_path: Path, wh
 
 
 def test_diff_of_values_near_the_float_maximum(tmp_path: Path) -> None:
-    old = _baseline(tmp_path / "old.json", {"cost_usd": 0.0}, {"cost_usd": {"q1": 0.0, "q2": 0.0}})
-    new = _baseline(tmp_path / "new.json", {"cost_usd": 1e308},
-                    {"cost_usd": {"q1": 1e308, "q2": 1e308}})
-    # The true mean change is 1e308; with two queries no sign flip test can reach p < 0.5.
+    # Values at the largest magnitude a baseline holds, of opposite signs: every
+    # difference is still finite.
+    old = _baseline(tmp_path / "old.json", {"cost_usd": -1e300},
+                    {"cost_usd": {"q1": -1e300, "q2": -1e300}})
+    new = _baseline(tmp_path / "new.json", {"cost_usd": 1e300},
+                    {"cost_usd": {"q1": 1e300, "q2": 1e300}})
+    # The true mean change is 2e300; with two queries no sign flip test can reach p < 0.5.
     from pytest_rag.compare.significance import paired_change
 
-    change = paired_change({"q1": 0.0, "q2": 0.0}, {"q1": 1e308, "q2": 1e308})
-    assert change.mean_delta == 1e308 and change.p_value is not None and change.p_value >= 0.25
+    change = paired_change({"q1": -1e300, "q2": -1e300}, {"q1": 1e300, "q2": 1e300})
+    assert change.mean_delta == 2e300 and change.p_value is not None and change.p_value >= 0.25
     check_diff_numbers(old, new)
+
+
+def test_diff_refuses_values_beyond_the_comparable_range(tmp_path: Path) -> None:
+    old = _baseline(tmp_path / "old.json", {"cost_usd": -1.7e308}, {})
+    new = _baseline(tmp_path / "new.json", {"cost_usd": 1.7e308}, {})
+    status, _, err = run(["diff", old, new])
+    assert status == 2, err
+    assert str(tmp_path / "old.json") in err and "metrics.cost_usd" in err, err
+    assert "Traceback" not in err

@@ -378,8 +378,8 @@ BAD_FILES = {
               ": version: version 2 is newer than this pytest-rag reads (1); upgrade pytest-rag"),
     "shape": ('{"format": "pytest-rag-baseline", "version": 1, "tests": {"t": {"retrieval": '
               '{"metrics": {"recall_at_k": {"value": "high"}}}}}}',
-              ": tests['t']['retrieval'].metrics.recall_at_k: expected a finite number or null, got "
-              "'high'"),
+              ": tests['t']['retrieval'].metrics.recall_at_k: expected a finite number or null, "
+              "of magnitude at most 1e+300, got 'high'"),
 }
 
 
@@ -440,3 +440,24 @@ def test_test_path_after_bare_rag_baseline_is_a_usage_error(rag_pytester: pytest
         f"ERROR: --rag-baseline: {target!r} is a test path, not a baseline file; write "
         "--rag-baseline=PATH for a file, or put the test paths before --rag-baseline",
     ])
+
+
+HUGE_COST = """
+def test_costly(rag):
+    rag.end_to_end(queries=[{"id": "q1"}, {"id": "q2"}], cost_usd={"q1": COST, "q2": COST})
+"""
+
+
+def test_a_value_beyond_the_comparable_range_is_never_written(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_costly=HUGE_COST.replace("COST", "1.5"))
+    assert pytester.runpytest("-p", "no:cacheprovider", "--rag-update-baseline").ret == 0
+    kept = (pytester.path / "rag-baseline.json").read_text(encoding="utf-8")
+    pytester.makepyfile(test_costly=HUGE_COST.replace("COST", "1.7e308"))
+    result = pytester.runpytest("-p", "no:cacheprovider", "--rag-update-baseline",
+                                "--rag-report", "report.json")
+    assert result.ret != 0
+    result.stdout.fnmatch_lines([
+        "*baseline *rag-baseline.json not written: test_costly.py::test_costly ?end_to_end? "
+        "mean_cost_usd = 1.7e+308: a baseline holds numbers of magnitude at most 1e+300*"])
+    assert "Traceback" not in result.stdout.str()
+    assert (pytester.path / "rag-baseline.json").read_text(encoding="utf-8") == kept
