@@ -109,6 +109,12 @@ class Rag:
                         f"{', '.join(map(repr, unknown))}; inputs: {', '.join(sorted(accepted))}; "
                         f"settings: {', '.join(names) or 'none'}", pytrace=False)
         dataset = self._dataset()
+        if dataset is None and not inputs:
+            # Nothing to evaluate: recording would gate on an all-null entry.
+            pytest.fail(f"pytest-rag: rag.{stage}() got no inputs and no dataset is configured: "
+                        f"pass its inputs ({', '.join(sorted(accepted))}), set the ini option "
+                        "rag_dataset, pass --rag-dataset or mark the test with "
+                        "@pytest.mark.rag_dataset(path)", pytrace=False)
         message = ""
         try:
             evaluator = make_evaluator(stage, **settings)

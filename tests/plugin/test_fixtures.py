@@ -124,6 +124,24 @@ def pytest_sessionfinish(session):
     result.stdout.fnmatch_lines(["LOADS 2"])
 
 
+@pytest.mark.parametrize("stage", ["chunking", "embedding", "retrieval", "reranking",
+                                   "augmentation", "generation", "end_to_end"])
+def test_a_stage_without_inputs_or_dataset_fails_and_writes_nothing(
+        pytester: pytest.Pytester, stage: str) -> None:
+    pytester.makepyfile(f"""
+def test_stage(rag):
+    rag.{stage}()
+""")
+    result = pytester.runpytest("-p", "no:cacheprovider", "--rag-update-baseline")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        f"pytest-rag: rag.{stage}() got no inputs and no dataset is configured: pass its "
+        "inputs (*), set the ini option rag_dataset, pass --rag-dataset or mark the test "
+        "with @pytest.mark.rag_dataset(path)"])
+    baseline = pytester.path / "rag-baseline.json"
+    assert not baseline.exists() or json.loads(baseline.read_text(encoding="utf-8"))["tests"] == {}
+
+
 def test_no_dataset_configured_is_a_clear_error(pytester: pytest.Pytester) -> None:
     pytester.makepyfile("""
 def test_dataset(rag_dataset):
