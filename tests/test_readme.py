@@ -70,6 +70,23 @@ def test_readme_metric_table_is_current() -> None:
         "(pytest_rag.reports.tables.registry_table(markdown=True))")
 
 
+def test_readme_metric_table_says_which_metrics_have_per_query_values() -> None:
+    """The "per query" column is what ``--rag-significance`` can test: it must follow
+    the registry's flag for every metric."""
+    from pytest_rag.registry import REGISTRY
+
+    lines = region("metrics-table").strip("\n").splitlines()
+    header = [cell.strip() for cell in lines[0].strip("|").split("|")]
+    assert "per query" in header, "the README metric table needs a 'per query' column"
+    stage_at, key_at, flag_at = header.index("stage"), header.index("key"), header.index("per query")
+    shown = {}
+    for line in lines[2:]:
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        shown[f"{cells[stage_at]}.{cells[key_at].strip('`')}"] = cells[flag_at]
+    expected = {spec.name: "yes" if spec.per_query else "no" for spec in REGISTRY.values()}
+    assert shown == expected
+
+
 def test_readme_defines_every_metric_under_its_stage() -> None:
     sections = subsections(region("metric-definitions"))
     missing_sections = [heading for heading in STAGE_HEADINGS.values() if heading not in sections]

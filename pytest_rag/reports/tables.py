@@ -42,11 +42,12 @@ def registry_table(stage: str | None = None, *, markdown: bool = False) -> str:
     """The metric table of the README (``markdown=True``) or of ``pytest-rag metrics``."""
     rows = [
         (spec.stage, f"`{spec.key}`" if markdown else spec.key, spec.title,
-         _DIRECTION_WORDS[spec.direction.value], spec.meaning,
+         _DIRECTION_WORDS[spec.direction.value], "yes" if spec.per_query else "no",
+         spec.meaning,
          ", ".join(describe_need(need, "`" if markdown else "") for need in spec.needs))
         for spec in registry_rows(stage)
     ]
-    headers = ("stage", "key", "metric", "direction", "meaning", "needs")
+    headers = ("stage", "key", "metric", "direction", "per query", "meaning", "needs")
     return tabulate(rows, headers=headers, tablefmt="github" if markdown else "simple")
 
 
