@@ -337,9 +337,23 @@ class RagSession:
                 return True
         return False
 
+    def _selection(self) -> str | None:
+        """The option by which this run left tests out of collection or selection, if any.
+
+        A test that was not collected is only provably gone when nothing but the
+        file arguments (see :meth:`_in_scope`) narrowed the run.
+        """
+        option = self.config.option
+        for flag, dest in (("--lf", "lf"), ("--sw", "stepwise"), ("--ignore", "ignore"),
+                           ("--ignore-glob", "ignore_glob"), ("--deselect", "deselect"),
+                           ("-k", "keyword"), ("-m", "markexpr")):
+            if getattr(option, dest, None):
+                return flag
+        return "deselected tests" if self.partial else None
+
     def stale_entries(self) -> list[str] | None:
         """Baseline entries of tests that no longer exist; ``None`` when a run can't tell."""
-        if self.baseline is None or self.partial or self.collection_errors:
+        if self.baseline is None or self._selection() or self.collection_errors:
             return None
         return sorted(nodeid for nodeid in self.baseline.tests
                       if nodeid not in self.collected and self._in_scope(nodeid))
@@ -419,8 +433,10 @@ class RagSession:
         stale = self.stale_entries()
         if options.prune:
             if stale is None:
-                self.notes.append("--rag-prune-baseline ignored: not a full run "
-                                  "(-k, -m, deselected tests or collection errors)")
+                reason = self._selection() or "collection errors"
+                self.notes.append("--rag-prune-baseline refused: this run did not collect every "
+                                  f"test ({reason}); run the whole suite without test selection "
+                                  "to prune")
             elif stale:
                 updated = updated.without(stale)
                 self.notes.append("pruned baseline entries: " + ", ".join(stale))

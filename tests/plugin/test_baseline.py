@@ -145,8 +145,9 @@ def test_stale_entries_are_listed_and_pruned_only_on_a_full_run(
     assert "test_rag.py::test_b" in baseline(several)["tests"]
     # Not a full run: -k, or only some files.
     result = several.runpytest(*UPDATE, "--rag-prune-baseline", "-k", "test_a")
-    result.stdout.fnmatch_lines(["pytest-rag: --rag-prune-baseline ignored: not a full run "
-                                 "(-k, -m, deselected tests or collection errors)"])
+    result.stdout.fnmatch_lines(["pytest-rag: --rag-prune-baseline refused: this run did not "
+                                 "collect every test (-k); run the whole suite without test "
+                                 "selection to prune"])
     assert "test_rag.py::test_b" in baseline(several)["tests"]
     several.runpytest(*UPDATE, "--rag-prune-baseline", "test_other.py").assert_outcomes(passed=1)
     assert "test_rag.py::test_b" in baseline(several)["tests"]
@@ -156,6 +157,38 @@ def test_stale_entries_are_listed_and_pruned_only_on_a_full_run(
     result.stdout.fnmatch_lines([
         "pytest-rag: pruned baseline entries: test_rag.py::test_b, test_rag.py::test_c"])
     assert sorted(baseline(several)["tests"]) == ["test_other.py::test_d", "test_rag.py::test_a"]
+
+
+FLAKY = """
+import pathlib
+
+from test_rag import inputs
+
+
+def test_e(rag):
+    rag.retrieval(**inputs())
+    assert not (pathlib.Path(__file__).parent / "fail-e").exists()
+"""
+
+
+@pytest.mark.parametrize("selection", [
+    ("--lf",), ("--last-failed",), ("--ignore", "test_other.py"),
+    ("--ignore-glob", "*other*"), ("--deselect", "test_other.py::test_d"),
+], ids=["lf", "last-failed", "ignore", "ignore-glob", "deselect"])
+def test_prune_refuses_a_run_that_did_not_collect_every_test(
+        several: pytest.Pytester, selection: tuple[str, ...]) -> None:
+    several.makepyfile(test_flaky=FLAKY)
+    (several.path / "fail-e").touch()
+    # The cache stays on: --lf and --sw read it.
+    several.runpytest("--rag-update-baseline").assert_outcomes(passed=4, failed=1)
+    before = sorted(baseline(several)["tests"])
+    result = several.runpytest("--rag-update-baseline", "--rag-prune-baseline", *selection)
+    assert sorted(baseline(several)["tests"]) == before
+    result.stdout.fnmatch_lines([
+        "pytest-rag: --rag-prune-baseline refused: this run did not collect every test "
+        f"({ {'--last-failed': '--lf'}.get(selection[0], selection[0])}); run the whole suite "
+        "without test selection to prune"])
+    result.stdout.no_fnmatch_line("*pruned baseline entries*")
 
 
 def test_prune_is_skipped_after_a_collection_error(several: pytest.Pytester) -> None:
