@@ -216,6 +216,14 @@ class Baseline:
         return Baseline({nodeid: stages for nodeid, stages in self.tests.items()
                          if nodeid not in gone})
 
+    def without_stages(self, entries: Iterable[tuple[str, str]]) -> Baseline:
+        """A copy without the ``(nodeid, stage)`` entries; a test left with no stage goes."""
+        gone = set(entries)
+        tests = {nodeid: {stage: entry for stage, entry in stages.items()
+                          if (nodeid, stage) not in gone}
+                 for nodeid, stages in self.tests.items()}
+        return Baseline({nodeid: stages for nodeid, stages in tests.items() if stages})
+
     def to_json(self) -> dict[str, Any]:
         return {"format": BASELINE_FORMAT, "version": BASELINE_VERSION, "tests": self.tests}
 

@@ -194,6 +194,7 @@ class RagSession:
                     failures.append(f"{record.stage}: no baseline entry for this test in "
                                     f"{self.options.baseline_path.name} (--rag-strict); "
                                     "record one with --rag-update-baseline")
+        failures.extend(self._lost_stage_lines(item.nodeid, set(latest)))
         if self.options.report_html is not None:  # only then: xdist payloads stay small
             records = [self._with_details(record, latest[record.stage],
                                           diffs.get(record.stage, [])) for record in records]
@@ -232,6 +233,15 @@ class RagSession:
                                 regressed=regressed)
         return dataclasses.replace(record, details=details)
 
+    def _lost_stage_lines(self, nodeid: str, recorded: set[str]) -> list[str]:
+        """A failure line per stage the baseline holds for ``nodeid`` that it did not record."""
+        if self.baseline is None or not self.options.compare or self.options.update:
+            return []
+        lost = [stage for stage in self.baseline.tests.get(nodeid, {}) if stage not in recorded]
+        return [f"{stage}: recorded in {self.options.baseline_path.name} but not by this test: "
+                "its gate is gone (run --rag-update-baseline to drop it, if that is intended)"
+                for stage in sorted(lost)]
+
     def _regression_lines(self, record: StageRecord, diffs: list[MetricDiff]) -> list[str]:
         if self.options.update:
             return []
@@ -269,6 +279,10 @@ class RagSession:
             return report
         state = item.stash.get(item_state_key, None)
         if state is None or not state.reports:
+            lost = self._lost_stage_lines(item.nodeid, set())
+            if lost and report.passed:  # recorded nothing this time: every gate is gone
+                report.outcome = "failed"
+                report.longrepr = "\n".join([_headline(lost), *lost])
             return report
         failures, payload = self._finish_item(item, state)
         if failures:
@@ -423,6 +437,17 @@ class RagSession:
                    if self.outcomes.get(record.nodeid) != "skipped"]
         if options.update:
             from ..compare.baseline import BaselineError
+
+            # A test that ran to the end and no longer records a stage: its entry goes.
+            recorded = {(record.nodeid, record.stage) for record in records}
+            dropped = sorted((nodeid, stage) for nodeid, stages in updated.tests.items()
+                             if self.outcomes.get(nodeid) == "passed"
+                             for stage in stages if (nodeid, stage) not in recorded)
+            if dropped:
+                updated = updated.without_stages(dropped)
+                self.notes.append("dropped baseline entries of stages the tests no longer "
+                                  "record: " + ", ".join(f"{nodeid} [{stage}]"
+                                                         for nodeid, stage in dropped))
 
             try:
                 updated = updated.updated(records, self.specs, options.tolerances)

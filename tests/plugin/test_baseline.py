@@ -494,3 +494,57 @@ def test_a_value_beyond_the_comparable_range_is_never_written(pytester: pytest.P
         "mean_cost_usd = 1.7e+308: a baseline holds numbers of magnitude at most 1e+300*"])
     assert "Traceback" not in result.stdout.str()
     assert (pytester.path / "rag-baseline.json").read_text(encoding="utf-8") == kept
+
+
+LOST_STAGE = """
+import pathlib
+
+HERE = pathlib.Path(__file__).parent
+
+
+def test_two(rag):
+    rag.end_to_end(queries=[{"id": "q1"}, {"id": "q2"}], latency_ms={"q1": 5.0, "q2": 6.0})
+    if not (HERE / "drop").exists():
+        rag.generation(answer={"q1": "a b", "q2": "c d"},
+                       reference_answer={"q1": "a b", "q2": "c e"})
+
+
+def test_one(rag):
+    if not (HERE / "drop").exists():
+        rag.end_to_end(queries=[{"id": "q1"}], latency_ms={"q1": 5.0})
+
+
+def test_skips(rag):
+    rag.end_to_end(queries=[{"id": "q1"}], latency_ms={"q1": 5.0})
+    if (HERE / "drop").exists():
+        import pytest
+        pytest.skip("not today")
+"""
+
+
+@pytest.mark.parametrize("strict", [(), ("--rag-strict",)], ids=["default", "strict"])
+def test_a_stage_no_longer_recorded_fails_and_an_update_drops_it(
+        pytester: pytest.Pytester, strict: tuple[str, ...]) -> None:
+    pytester.makepyfile(test_lost=LOST_STAGE)
+    pytester.runpytest(*UPDATE).assert_outcomes(passed=3)
+    assert sorted(baseline(pytester)["tests"]["test_lost.py::test_two"]) == [
+        "end_to_end", "generation"]
+    (pytester.path / "drop").touch()
+    result = pytester.runpytest(*COMPARE, *strict)
+    result.assert_outcomes(failed=2, skipped=1)
+    result.stdout.fnmatch_lines([
+        "*generation: recorded in rag-baseline.json but not by this test: its gate is gone "
+        "(run --rag-update-baseline to drop it, if that is intended)*",
+        "*end_to_end: recorded in rag-baseline.json but not by this test: its gate is gone "
+        "(run --rag-update-baseline to drop it, if that is intended)*",
+    ])
+    result = pytester.runpytest(*UPDATE)
+    result.assert_outcomes(passed=2, skipped=1)
+    result.stdout.fnmatch_lines([
+        "pytest-rag: dropped baseline entries of stages the tests no longer record: "
+        "test_lost.py::test_one ?end_to_end?, test_lost.py::test_two ?generation?"])
+    tests = baseline(pytester)["tests"]
+    assert "test_lost.py::test_one" not in tests
+    assert sorted(tests["test_lost.py::test_two"]) == ["end_to_end"]
+    assert sorted(tests["test_lost.py::test_skips"]) == ["end_to_end"]  # did not finish: kept
+    pytester.runpytest(*COMPARE, *strict).assert_outcomes(passed=2, skipped=1)
