@@ -10,7 +10,8 @@ baseline and the reports, after every worker is merged.
 
 from __future__ import annotations
 
-from collections.abc import Generator, Mapping
+import math
+from collections.abc import Collection, Generator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -149,8 +150,10 @@ class RagSession:
                 declared.append(parse_threshold(text, "marker", self.specs))
         return declared + list(self.options.cli_thresholds) + list(self.options.ini_thresholds)
 
-    def _finish_item(self, item: pytest.Item, state: ItemState) -> tuple[list[str], dict[str, Any]]:
-        """Checks, diffs and properties of one test: ``(failure lines, payload)``."""
+    def _finish_item(self, item: pytest.Item, state: ItemState
+                     ) -> tuple[list[str], dict[str, Any]]:
+        """Checks, diffs and properties of one test: ``(failure message lines, payload)``;
+        no lines when the gate passes."""
         from ..compare.baseline import compare_record
         from ..compare.records import CheckRecord, StageRecord
 
@@ -159,6 +162,7 @@ class RagSession:
         test_checks = [c for c in (_check_record(c) for c in state.checks) if c is not None]
         checked = {(c.stage, c.key) for c in test_checks}
         failures: list[str] = []
+        titles: set[str] = set()  # the first line of each regression table
         try:
             declared = self._declared(item)
         except ValueError as error:
@@ -188,13 +192,16 @@ class RagSession:
                 diffs[record.stage] = compare_record(record, self.baseline, self.specs,
                                                      self.options.tolerances,
                                                      alpha=self.options.significance)
-                failures.extend(self._regression_lines(record, diffs[record.stage]))
+                block = self._regression_lines(record, diffs[record.stage])
+                titles.update(block[:1])
+                failures.extend(block)
                 if (self.options.strict and not self.options.update
                         and self.baseline.entry(item.nodeid, record.stage) is None):
                     failures.append(f"{record.stage}: no baseline entry for this test in "
                                     f"{self.options.baseline_path.name} (--rag-strict); "
                                     "record one with --rag-update-baseline")
-        failures.extend(self._lost_stage_lines(item.nodeid, set(latest)))
+        lost = self._lost_stage_lines(item.nodeid, set(latest))
+        failures.extend(lost)
         if self.options.report_html is not None:  # only then: xdist payloads stay small
             records = [self._with_details(record, latest[record.stage],
                                           diffs.get(record.stage, [])) for record in records]
@@ -204,16 +211,21 @@ class RagSession:
                 name = f"rag.{record.stage}.{key}"
                 item.user_properties.append((name, "not measured" if value is None else value))
                 diff = by_key.get(key)
+                if diff is not None:
+                    item.user_properties.append((f"{name}.status", diff.status))
                 if diff is not None and diff.baseline is not None:
                     item.user_properties.append((f"{name}.baseline", diff.baseline))
                     if diff.delta is not None:
                         item.user_properties.append((f"{name}.delta", diff.delta))
+        regressed = [diff for stage_diffs in diffs.values() for diff in stage_diffs
+                     if diff.failed] if not self.options.update else []
+        message = _message(failures, regressed, self.options.baseline_path.name, titles)
         payload = {
             "records": [record.to_json() for record in records],
             "checks": [check.to_json() for stage_checks in checks.values() for check in stage_checks],
             "diffs": [_diff_json(diff) for stage_diffs in diffs.values() for diff in stage_diffs],
         }
-        return failures, payload
+        return message, payload
 
     def _with_details(self, record: StageRecord, report: Report,
                       diffs: list[MetricDiff]) -> StageRecord:
@@ -245,7 +257,7 @@ class RagSession:
     def _regression_lines(self, record: StageRecord, diffs: list[MetricDiff]) -> list[str]:
         if self.options.update:
             return []
-        bad = [diff for diff in diffs if diff.failed]
+        bad = sorted((diff for diff in diffs if diff.failed), key=_severity, reverse=True)
         if not bad:
             return []
         from tabulate import tabulate
@@ -255,10 +267,8 @@ class RagSession:
                 for d in bad]
         table = tabulate(rows, headers=("metric", "baseline", "current", "delta", "tolerance",
                                         "direction"), tablefmt="simple", disable_numparse=True)
-        first = bad[0]
         lines = [f"{record.stage}: {len(bad)} metric{'s' if len(bad) != 1 else ''} worse than "
-                 f"the baseline ({self.options.baseline_path.name}), e.g. {first.key} "
-                 f"{_fmt(first.baseline)} -> {_fmt(first.current)}:"]
+                 f"the baseline ({self.options.baseline_path.name}), worst first:"]
         lines.extend("  " + line for line in table.splitlines())
         for diff in bad:
             if diff.status == "lost":
@@ -282,16 +292,22 @@ class RagSession:
             lost = self._lost_stage_lines(item.nodeid, set())
             if lost and report.passed:  # recorded nothing this time: every gate is gone
                 report.outcome = "failed"
-                report.longrepr = "\n".join([_headline(lost), *lost])
+                report.longrepr = "\n".join(_message(lost, [], self.options.baseline_path.name))
             return report
-        failures, payload = self._finish_item(item, state)
-        if failures:
-            message = "\n".join([_headline(failures), *failures])
+        message_lines, payload = self._finish_item(item, state)
+        if message_lines:
+            message = "\n".join(message_lines)
             if report.passed:
                 report.outcome = "failed"
                 report.longrepr = message
             elif report.failed:
-                report.sections.append(("RAG checks", message))
+                # The test's own failure stays first; the gate's verdict goes into the same
+                # failure text, which is what junit-xml (and so CI) shows.
+                add_section = getattr(report.longrepr, "addsection", None)
+                if add_section is not None:
+                    add_section("RAG checks", message)
+                else:
+                    report.longrepr = f"{report.longrepr}\n\n{message}"
         report.user_properties = list(item.user_properties)
         setattr(report, PAYLOAD, payload)
         return report
@@ -517,11 +533,38 @@ def _append_markdown_report(path: Path, scorecard: Scorecard) -> None:
         stream.write(scorecard.markdown() + "\n")
 
 
-def _headline(failures: list[str]) -> str:
-    """The first line of a failure, which ``-ra`` shows: the first problem, and how many."""
-    first = failures[0].rstrip(":")
-    return f"RAG checks failed: {first}" if len(failures) == 1 else \
-        f"RAG checks failed: {first} (and more below)"
+HEADLINE_PREFIX = "RAG checks failed: "
+
+
+def _severity(diff: MetricDiff) -> float:
+    """How bad a regression is: the change against the baseline's magnitude (a metric no
+    longer measured, or one that left zero, ranks first)."""
+    if diff.current is None or diff.baseline is None:
+        return math.inf
+    change = abs(diff.current - diff.baseline)
+    return change / abs(diff.baseline) if diff.baseline else math.inf
+
+
+def _message(failures: list[str], regressed: list[MetricDiff], baseline_name: str,
+             titles: Collection[str] = ()) -> list[str]:
+    """The lines of a gate failure, each thing said once; none when ``failures`` is empty.
+
+    The first line (what ``-ra`` and junit's ``message`` show) leads with the worst
+    regression if there is one (its table follows), else with the first problem
+    (which is then not repeated), and says how many more problems follow: one per
+    regressed metric and per other top-level line (``titles`` are table titles).
+    """
+    if not failures:
+        return []
+    problems = len(regressed) + sum(1 for line in failures
+                                    if not line.startswith(" ") and line not in titles)
+    more = f" (+{problems - 1} more below)" if problems > 1 else ""
+    if regressed:
+        worst = max(regressed, key=_severity)  # the first of equals: registry order
+        return [f"{HEADLINE_PREFIX}{worst.stage}.{worst.key} {_fmt(worst.baseline)} -> "
+                f"{_fmt(worst.current)}, worse than the baseline ({baseline_name}){more}",
+                *failures]
+    return [HEADLINE_PREFIX + failures[0].rstrip(":") + more, *failures[1:]]
 
 
 def _diff_json(diff: MetricDiff) -> dict[str, Any]:

@@ -32,8 +32,9 @@ def test_retrieval(rag):
         "E       AssertionError: retrieval.recall_at_k = 0.583, expected >= 0.800 "
         f"(baseline 0.667, -0.083); {LOWEST}",
         "*- RAG checks -*",
-        "RAG checks failed: retrieval: 5 metrics worse than the baseline (rag-baseline.json), "
-        "e.g. precision_at_k 0.500 -> 0.375 (and more below)",
+        "RAG checks failed: retrieval.precision_at_k 0.500 -> 0.375, worse than the baseline "
+        "(rag-baseline.json) (+4 more below)",
+        "retrieval: 5 metrics worse than the baseline (rag-baseline.json), worst first:",
     ])
 
 

@@ -47,7 +47,10 @@ def test_baseline_and_delta_and_regression_as_failure(rag_pytester: pytest.Pytes
     failure = case.find("failure")
     assert failure is not None
     assert failure.get("message", "").startswith(
-        "RAG checks failed: retrieval: 5 metrics worse than the baseline (rag-baseline.json)")
+        "RAG checks failed: retrieval.precision_at_k 0.500 -> 0.375, worse than the baseline "
+        "(rag-baseline.json) (+4 more below)")
+    assert properties["rag.retrieval.recall_at_k.status"] == "regressed"
+    assert properties["rag.retrieval.hit_at_k.status"] == "unchanged"
     assert "queries worse in recall_at_k: q2 0.667 -> 0.333" in (failure.text or "")
     assert case.find("error") is None
 
@@ -63,6 +66,43 @@ def test_threshold_failure_is_a_failure_of_its_case(rag_pytester: pytest.Pyteste
     assert failure is not None
     assert failure.get("message", "").splitlines() == [
         "RAG checks failed: retrieval.recall_at_k = 0.667, expected >= 0.9 (cli threshold)",
-        "retrieval.recall_at_k = 0.667, expected >= 0.9 (cli threshold)",
     ]
     assert junit_properties(cases["test_other::test_plain"]) == {}
+
+
+@FAMILIES
+def test_own_assertion_and_regression_both_reach_the_failure_text(
+        rag_pytester: pytest.Pytester, family: str) -> None:
+    rag_pytester.runpytest("-p", "no:cacheprovider", "--rag-update-baseline").assert_outcomes(
+        passed=1)
+    set_inputs(rag_pytester, retrieved_ids=WORSE)
+    rag_pytester.makepyfile(test_rag="""
+import json
+import pathlib
+
+from pytest_rag import assert_metric
+
+
+def test_retrieval(rag):
+    inputs = json.loads((pathlib.Path(__file__).parent / "inputs.json").read_text())
+    report = rag.retrieval(**inputs)
+    assert_metric(report.recall_at_k >= 0.8)
+""")
+    xml = rag_pytester.path / "junit.xml"
+    result = rag_pytester.runpytest("-p", "no:cacheprovider", "--rag-baseline",
+                                    f"--junitxml={xml}", "-o", f"junit_family={family}")
+    result.assert_outcomes(failed=1)
+    case = junit_cases(xml)[CASE]
+    failure = case.find("failure")
+    assert failure is not None
+    # The test's own assertion leads; the gate's verdict is in the same text.
+    assert failure.get("message", "").startswith(
+        "AssertionError: retrieval.recall_at_k = 0.583, expected >= 0.800")
+    text = failure.text or ""
+    assert "AssertionError: retrieval.recall_at_k = 0.583, expected >= 0.800" in text
+    assert ("RAG checks failed: retrieval.precision_at_k 0.500 -> 0.375, worse than the "
+            "baseline (rag-baseline.json) (+4 more below)") in text
+    assert "queries worse in recall_at_k: q2 0.667 -> 0.333" in text
+    assert junit_properties(case)["rag.retrieval.recall_at_k.status"] == "regressed"
+    # The terminal shows the verdict once.
+    assert result.stdout.str().count("worse than the baseline (rag-baseline.json), worst first") == 1
