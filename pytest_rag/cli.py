@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from typing import TextIO
@@ -21,6 +22,9 @@ __all__ = ["main"]
 EXIT_OK = 0
 EXIT_REGRESSION = 1
 EXIT_BAD_INPUT = 2
+#: The shell's status of a process ended by SIGINT (Ctrl-C) and by SIGPIPE (a closed pipe).
+EXIT_INTERRUPTED = 130
+EXIT_CLOSED_PIPE = 141
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -153,7 +157,19 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
     from .compare.baseline import BaselineError
 
     try:
-        return handlers[args.command](args, stdout)
+        status = handlers[args.command](args, stdout)
+        stdout.flush()  # a closed pipe shows here, not at interpreter exit
+        return status
+    except BrokenPipeError:
+        _silence(stdout)
+        return EXIT_CLOSED_PIPE
+    except KeyboardInterrupt:
+        stderr.write("pytest-rag: interrupted\n")
+        return EXIT_INTERRUPTED
+    except MemoryError:
+        stderr.write("pytest-rag: error: out of memory: the input is too large for the memory "
+                     "available\n")
+        return EXIT_BAD_INPUT
     except BaselineError as error:
         stderr.write(f"pytest-rag: error: {error}\n")
         return EXIT_BAD_INPUT
@@ -163,6 +179,18 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
     except ValueError as error:
         stderr.write(f"pytest-rag: error: {error}\n")
         return EXIT_BAD_INPUT
+
+
+def _silence(stream: TextIO) -> None:
+    """Point a closed standard output at the null device, so that the interpreter's last
+    flush finds nothing to complain about (as the Python docs advise for SIGPIPE)."""
+    if stream is not sys.stdout:
+        return
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+    except (OSError, ValueError):  # no file descriptor behind it: nothing left to flush
+        pass
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -134,3 +134,42 @@ def test_python_dash_m_and_console_script_agree(small_file: Path) -> None:
     broken = subprocess.run([sys.executable, "-m", "pytest_rag", "evaluate", "/no/such.yaml"],
                             capture_output=True, text=True)
     assert broken.returncode == 2 and "Traceback" not in broken.stderr
+
+
+def test_a_closed_pipe_ends_quietly_with_status_141(small_file: Path) -> None:
+    """``pytest-rag evaluate F | head -1``: the reader goes away; no traceback, and not
+    exit 1, which means a regression."""
+    process = subprocess.Popen([sys.executable, "-m", "pytest_rag", "metrics"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.close()  # the reader is gone before the first line
+    err = process.stderr.read().decode()
+    assert process.wait(timeout=60) == 141, err
+    assert err == "", err
+
+
+def test_ctrl_c_ends_quietly_with_status_130(small_file: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    import pytest_rag.cli as cli
+
+    def interrupted(*args: object) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "_evaluate", interrupted)
+    status, out, err = run_cli("evaluate", str(small_file))
+    assert status == 130
+    assert err == "pytest-rag: interrupted\n"
+
+
+def test_running_out_of_memory_is_an_error_not_a_traceback(
+        small_file: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import pytest_rag.cli as cli
+
+    def too_big(*args: object) -> int:
+        raise MemoryError
+
+    monkeypatch.setattr(cli, "_evaluate", too_big)
+    status, out, err = run_cli("evaluate", str(small_file))
+    assert status == 2
+    assert err == ("pytest-rag: error: out of memory: the input is too large for the memory "
+                   "available\n")
