@@ -82,6 +82,17 @@ DATASET_CASES = (
     DatasetCase("not-utf8", b'{"queries": "\xff"}',
                 "not UTF-8 text (invalid start byte at byte 13)", name="gold.json"),
     DatasetCase("not-a-mapping", "- a\n", "expected a mapping, got a list ['a']"),
+    # A lone surrogate passed validate, then broke every output written as UTF-8.
+    DatasetCase("lone-surrogate-json", '{"queries": [{"id": "q\\ud800", "relevant": ["a"]}]}',
+                "line 1, column 23: invalid JSON: a lone surrogate escape, which is not text "
+                "and cannot be written as UTF-8", name="gold.json"),
+    DatasetCase("lone-surrogate-yaml", 'queries:\n  - id: "q\\ud800"\n    relevant: [a]\n',
+                "line 2, column 13: invalid YAML: found invalid Unicode character escape code"),
+    *([DatasetCase("integer-beyond-the-digit-limit",
+                   '{"params": {"k": ' + "1" * 5000 + "}}",
+                   "line 1, column 18: invalid JSON: an integer of 5000 digits, more than "
+                   "Python converts", name="gold.json")]
+      if hasattr(__import__("sys"), "get_int_max_str_digits") else []),
     DatasetCase("python-object-tag", "queries: !!python/object:os.system {}\n",
                 f"line 1, column 10: invalid YAML: the tag '!!python/object:os.system' is not "
                 f"allowed {SAFE_LOADER}"),
@@ -198,10 +209,20 @@ BASELINE_CASES = (
                  cli_kind="baseline or report file"),
     *([BaselineCase("integer-beyond-the-digit-limit",
                     GOOD_BASELINE.replace("0.5", "1" + "0" * 5000),
-                    f"{{where}} is not valid JSON ({_int_digit_limit_message()})",
-                    f"{{where}} is not valid JSON ({_int_digit_limit_message()})" + RESTORE_HINT,
+                    "{where} is not valid JSON (line 1, column "
+                    f"{GOOD_BASELINE.index('0.5') + 1}: an integer of 5001 digits, more than "
+                    "Python converts)",
+                    "{where} is not valid JSON (line 1, column "
+                    f"{GOOD_BASELINE.index('0.5') + 1}: an integer of 5001 digits, more than "
+                    "Python converts)" + RESTORE_HINT,
                     cli_kind="baseline or report file")]
       if _int_digit_limit_message() else []),  # Python < 3.10.7 reads any integer
+    BaselineCase("lone-surrogate", GOOD_BASELINE.replace("t.py::test", "t.py::test\\udc00"),
+                 "{where} is not valid JSON (line 1, column 70: a lone surrogate escape, which "
+                 "is not text and cannot be written as UTF-8)",
+                 "{where} is not valid JSON (line 1, column 70: a lone surrogate escape, which "
+                 "is not text and cannot be written as UTF-8)" + RESTORE_HINT,
+                 cli_kind="baseline or report file"),
     BaselineCase("other-format", '{"format": "something-else", "version": 1, "tests": {}}',
                  "{where}: format: expected 'pytest-rag-baseline' or 'pytest-rag-report', "
                  "got 'something-else'",

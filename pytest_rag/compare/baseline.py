@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..dataset.json_text import big_integer_place, lone_surrogate_place
 from ..registry import Direction, MetricSpec
 from .records import StageRecord
 from .thresholds import Tolerances
@@ -87,14 +88,23 @@ def read_json_file(path: Path, kind: str, *, missing_hint: str = "",
     except OSError as error:
         raise BaselineError(f"cannot read {where}: {error.strerror or error}") from None
     try:
-        return json.loads(text)
+        data = json.loads(text)
     except RecursionError:
         raise BaselineError(f"{where} is nested too deeply to be read{corrupt_hint}") from None
     except json.JSONDecodeError as error:
         raise BaselineError(f"{where} is not valid JSON (line {error.lineno}, column "
                             f"{error.colno}: {error.msg}){corrupt_hint}") from None
     except ValueError as error:  # an integer of more digits than Python converts
+        big = big_integer_place(text)
+        if big is not None:
+            raise BaselineError(f"{where} is not valid JSON ({big[1]}: an integer of {big[0]} "
+                                f"digits, more than Python converts){corrupt_hint}") from None
         raise BaselineError(f"{where} is not valid JSON ({error}){corrupt_hint}") from None
+    place = lone_surrogate_place(text)
+    if place is not None:
+        raise BaselineError(f"{where} is not valid JSON ({place}: a lone surrogate escape, "
+                            f"which is not text and cannot be written as UTF-8){corrupt_hint}")
+    return data
 
 
 @dataclass(frozen=True)

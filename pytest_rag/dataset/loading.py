@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DatasetError
+from .json_text import big_integer_place, lone_surrogate_place
 from .model import Dataset
 from .parser import MAX_FILE_BYTES, parse_dataset, size_limit_text
 
@@ -93,7 +94,7 @@ def _decode(path: Path, text: str) -> object:
         return result
 
     try:
-        return json.loads(text, object_pairs_hook=no_duplicates)
+        data = json.loads(text, object_pairs_hook=no_duplicates)
     except json.JSONDecodeError as error:
         raise DatasetError(source, f"line {error.lineno}, column {error.colno}",
                            f"invalid JSON: {error.msg}") from None
@@ -105,7 +106,16 @@ def _decode(path: Path, text: str) -> object:
     except RecursionError:
         raise DatasetError(source, "", "invalid JSON: nested too deeply") from None
     except ValueError as error:  # e.g. an integer of more digits than Python converts
+        big = big_integer_place(text)
+        if big is not None:
+            raise DatasetError(source, big[1], f"invalid JSON: an integer of {big[0]} digits, "
+                                               "more than Python converts") from None
         raise DatasetError(source, "", f"invalid JSON: {error}") from None
+    place = lone_surrogate_place(text)
+    if place is not None:
+        raise DatasetError(source, place, "invalid JSON: a lone surrogate escape, which is not "
+                                          "text and cannot be written as UTF-8") from None
+    return data
 
 
 def load_dataset(path: str | os.PathLike[str], *, allow_outside_paths: bool = False) -> Dataset:
