@@ -82,6 +82,15 @@ DATASET_CASES = (
     DatasetCase("not-utf8", b'{"queries": "\xff"}',
                 "not UTF-8 text (invalid start byte at byte 13)", name="gold.json"),
     DatasetCase("not-a-mapping", "- a\n", "expected a mapping, got a list ['a']"),
+    # Metadata nested 500 levels passed validate, then evaluate died with RecursionError.
+    DatasetCase("metadata-nested-too-deeply",
+                "documents: [{id: d1, text: alpha beta gamma}]\n"
+                "chunks: [{id: c1, doc_id: d1, start: 0, end: 5, metadata: {a: "
+                + "[" * 500 + "]" * 500 + "}}]\n",
+                "chunks[0].metadata.a: nested deeper than 100 levels"),
+    DatasetCase("expected-metadata-nested-too-deeply",
+                '{"expected_metadata": {"c1": {"tags": ' + "[" * 150 + "]" * 150 + "}}}",
+                "expected_metadata.c1.tags: nested deeper than 100 levels", name="gold.json"),
     # A lone surrogate passed validate, then broke every output written as UTF-8.
     DatasetCase("lone-surrogate-json", '{"queries": [{"id": "q\\ud800", "relevant": ["a"]}]}',
                 "line 1, column 23: invalid JSON: a lone surrogate escape, which is not text "

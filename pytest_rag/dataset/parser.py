@@ -57,6 +57,9 @@ CLAIM_KEYS = ("claim", "supported")
 MAX_GRADE = 100
 #: Files larger than this are refused rather than read into memory.
 MAX_FILE_BYTES = 512 * 1024 * 1024
+#: The deepest nesting of mappings and lists a free-form value (metadata) may
+#: have; deeper values would exhaust Python's recursion in comparisons.
+MAX_NESTING = 100
 
 
 def size_limit_text() -> str:
@@ -160,6 +163,13 @@ class Parser:
     # -- primitives ---------------------------------------------------------
     def fail(self, place: str, problem: str) -> NoReturn:
         raise DatasetError(self.source, place, problem)
+
+    def free_form(self, value: Mapping[str, Any], place: str) -> dict[str, Any]:
+        """A metadata mapping, refused when nested deeper than :data:`MAX_NESTING`."""
+        path = _too_deep(value, MAX_NESTING)
+        if path is not None:
+            self.fail(place + path, f"nested deeper than {MAX_NESTING} levels")
+        return dict(value)
 
     def mapping(self, value: object, place: str, allowed: Sequence[str] | None = None,
                 required: Sequence[str] = ()) -> Mapping[str, Any]:
@@ -338,7 +348,8 @@ class Parser:
                         else self._read_document(raw["path"], f"{where}.path"))
                 metadata = raw.get("metadata")
                 if metadata is not None:
-                    metadata = dict(self.mapping(metadata, f"{where}.metadata"))
+                    metadata = self.free_form(self.mapping(metadata, f"{where}.metadata"),
+                                              f"{where}.metadata")
                 document = Document(doc_id, text, metadata)
             if document.id in self.documents:
                 self.fail(f"{where}.id", f"duplicate document id {document.id!r}")
@@ -453,7 +464,8 @@ class Parser:
                     self.string(raw["text"], f"{where}.text")
                 metadata = raw.get("metadata")
                 if metadata is not None:
-                    metadata = dict(self.mapping(metadata, f"{where}.metadata"))
+                    metadata = self.free_form(self.mapping(metadata, f"{where}.metadata"),
+                                              f"{where}.metadata")
                 chunk = Chunk(chunk_id, doc_id, span[0], span[1], metadata)
             if chunk.id is not None:
                 if chunk.id in seen:
@@ -498,7 +510,8 @@ class Parser:
     def expected_metadata(self, value: object, place: str = "expected_metadata"
                           ) -> dict[str, dict[str, Any]]:
         raw = self.mapping(value, place)
-        return {key: dict(self.mapping(values, _join(place, key))) for key, values in raw.items()}
+        return {key: self.free_form(self.mapping(values, _join(place, key)), _join(place, key))
+                for key, values in raw.items()}
 
     def vectors(self, value: object, place: str = "vectors") -> Vectors:
         raw = self.mapping(value, place, VECTOR_KEYS)
@@ -746,6 +759,27 @@ def _stack_vectors(rows: list[Any]) -> Any:
         return None
     matrix = np.stack(rows)
     return matrix if np.isfinite(matrix).all() else None
+
+
+def _too_deep(value: object, limit: int) -> str | None:
+    """Where a value nested deeper than ``limit`` levels of mappings and lists below
+    ``value`` starts (its first step, ``.a`` or ``[0]``), or ``None``; iterative, so any
+    depth is safe."""
+    stack: list[tuple[object, int, str]] = [(value, 0, "")]
+    while stack:
+        item, depth, path = stack.pop()
+        if isinstance(item, Mapping):
+            children: Iterable[tuple[str, object]] = (
+                (f".{key}" if isinstance(key, str) and key.isidentifier() else f"[{key!r}]", child)
+                for key, child in item.items())
+        elif isinstance(item, (list, tuple)):
+            children = ((f"[{index}]", child) for index, child in enumerate(item))
+        else:
+            continue
+        if depth == limit:
+            return path
+        stack.extend((child, depth + 1, path or step) for step, child in children)
+    return None
 
 
 def _join(place: str, key: str, *, dot: bool = False) -> str:
