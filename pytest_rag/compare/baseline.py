@@ -18,7 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..dataset.bounded_read import FileTooLarge, NotARegularFile, read_bounded
 from ..dataset.json_text import big_integer_place, lone_surrogate_place
+from ..dataset.parser import MAX_FILE_BYTES, size_limit_text
 from ..registry import Direction, MetricSpec
 from .records import StageRecord
 from .thresholds import Tolerances
@@ -79,9 +81,14 @@ def read_json_file(path: Path, kind: str, *, missing_hint: str = "",
     """
     where = f"{kind} {str(path)!r}"
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = read_bounded(path, MAX_FILE_BYTES).decode("utf-8")
     except FileNotFoundError:
         raise BaselineError(f"{where} not found{missing_hint}") from None
+    except NotARegularFile as error:
+        raise BaselineError(f"{where} {error}{corrupt_hint}") from None
+    except FileTooLarge as error:
+        raise BaselineError(f"{where} is {error.size} bytes or more, over the limit of "
+                            f"{size_limit_text()}{corrupt_hint}") from None
     except UnicodeDecodeError as error:
         raise BaselineError(f"{where} is not UTF-8 text ({error.reason} at byte {error.start})"
                             f"{corrupt_hint}") from None

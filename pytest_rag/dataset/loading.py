@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DatasetError
+from .bounded_read import FileTooLarge, NotARegularFile, read_bounded
 from .json_text import big_integer_place, lone_surrogate_place
 from .model import Dataset
 from .parser import MAX_FILE_BYTES, parse_dataset, size_limit_text
@@ -150,7 +151,12 @@ def load_dataset(path: str | os.PathLike[str], *, allow_outside_paths: bool = Fa
         raise DatasetError(source, "", f"file is {info.st_size} bytes, over the limit of "
                                        f"{size_limit_text()}")
     try:
-        text = file.read_bytes().decode("utf-8-sig")
+        text = read_bounded(file, MAX_FILE_BYTES).decode("utf-8-sig")
+    except NotARegularFile as error:
+        raise DatasetError(source, "", str(error)) from None
+    except FileTooLarge as error:
+        raise DatasetError(source, "", f"file is {error.size} bytes or more, over the limit of "
+                                       f"{size_limit_text()}") from None
     except UnicodeDecodeError as error:
         raise DatasetError(source, "", f"not UTF-8 text ({error.reason} at byte {error.start})"
                            ) from None

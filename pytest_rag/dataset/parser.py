@@ -25,6 +25,7 @@ from typing import Any, Final, NoReturn, SupportsInt, cast
 from ..errors import DatasetError
 from ..registry import REGISTRY, STAGES
 from ..text.locate import locate
+from .bounded_read import FileTooLarge, NotARegularFile, read_bounded
 from .model import (
     Chunk, Claim, Dataset, Document, EvidenceSpan, Params, Query, RunEntry, Vectors, new_chunks,
 )
@@ -379,7 +380,14 @@ class Parser:
                 self.fail(place, f"document file {name!r} is {size} bytes, over the limit of "
                                  f"{size_limit_text()}")
             # Bytes, then decode: no newline translation, offsets refer to the exact text.
-            return path.read_bytes().decode("utf-8")
+            return read_bounded(path, MAX_FILE_BYTES).decode("utf-8")
+        except NotARegularFile as error:
+            if error.kind == "a directory":
+                self.fail(place, f"document file {name!r} is a directory ({str(path)!r})")
+            self.fail(place, f"document file {name!r} {error} ({str(path)!r})")
+        except FileTooLarge as error:
+            self.fail(place, f"document file {name!r} is {error.size} bytes or more, over the "
+                             f"limit of {size_limit_text()}")
         except (FileNotFoundError, NotADirectoryError):
             self.fail(place, f"document file {name!r} not found (looked at {str(path)!r})")
         except UnicodeDecodeError as error:

@@ -1,0 +1,73 @@
+"""Read a whole file, but only a regular file and never more than a limit.
+
+The size a file reports is no bound: ``/dev/zero``, a FIFO or a file that grows
+while it is read report 0 or less than they give.  :func:`read_bounded`
+opens without blocking (a FIFO with no writer would wait forever), checks on
+the open descriptor that the file is a regular file, and reads at most one
+byte past the limit, so memory stays bounded whatever the path points at.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+__all__ = ["FileTooLarge", "NotARegularFile", "read_bounded"]
+
+_KINDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
+          (stat.S_ISDIR, "a directory"))
+
+
+class NotARegularFile(OSError):
+    """The path is a device, FIFO, socket or directory; ``kind`` says which."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__(f"is {kind}, not a regular file")
+        self.kind = kind
+
+
+class FileTooLarge(OSError):
+    """The file holds more than the limit; ``size`` is what it reports (at least limit + 1)."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        super().__init__(f"is over the limit of {limit} bytes")
+        self.size = size
+        self.limit = limit
+
+
+def read_bounded(path: Path | str, limit: int) -> bytes:
+    """The bytes of the regular file ``path``, at most ``limit`` of them.
+
+    Raises
+    ------
+    NotARegularFile
+        When ``path`` (after symlinks) is not a regular file.
+    FileTooLarge
+        When the file holds more than ``limit`` bytes, by its size or by what it gives.
+    OSError
+        Anything else opening or reading fails with (``FileNotFoundError``, ...).
+    """
+    handle = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        info = os.fstat(handle)
+        if not stat.S_ISREG(info.st_mode):
+            kind = next((name for test, name in _KINDS if test(info.st_mode)), "not a file")
+            raise NotARegularFile(kind)
+        if info.st_size > limit:
+            raise FileTooLarge(info.st_size, limit)
+        chunks: list[bytes] = []
+        remaining = limit + 1
+        while remaining > 0:
+            chunk = os.read(handle, min(remaining, 1 << 24))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        data = b"".join(chunks)
+        if len(data) > limit:  # it grew while being read
+            raise FileTooLarge(max(len(data), info.st_size), limit)
+        return data
+    finally:
+        os.close(handle)
