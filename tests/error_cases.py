@@ -82,6 +82,13 @@ DATASET_CASES = (
     DatasetCase("not-utf8", b'{"queries": "\xff"}',
                 "not UTF-8 text (invalid start byte at byte 13)", name="gold.json"),
     DatasetCase("not-a-mapping", "- a\n", "expected a mapping, got a list ['a']"),
+    # A "billion laughs" of 600 bytes passed validate, then evaluate ran forever.
+    DatasetCase("yaml-alias-amplification", open(
+        __import__("pathlib").Path(__file__).parent / "data" / "billion_laughs.yaml",
+        encoding="utf-8").read(),
+        "line 17, column 10: invalid YAML: aliases expand this document by 926,177,086 nodes, "
+        "over the limit of 1,000,000; the value anchored here (435,848,050 nodes) is used 2 "
+        "times"),
     # Metadata nested 500 levels passed validate, then evaluate died with RecursionError.
     DatasetCase("metadata-nested-too-deeply",
                 "documents: [{id: d1, text: alpha beta gamma}]\n"

@@ -32,11 +32,13 @@ class _StrictSafeLoader(_Base):  # type: ignore[misc]
       merged one, as YAML intends.
     - A value its tag cannot construct is an error naming its line, never a
       raw Python exception.
-    - A recursive alias (an anchor used inside itself) is an error.
+    - A recursive alias (an anchor used inside itself) is an error, and so are
+      aliases that expand the document by more than :data:`MAX_ALIAS_EXPANSION`
+      nodes.
     """
 
     def construct_document(self, node: Any) -> Any:
-        _refuse_recursion(node)
+        _check_graph(node)
         return super().construct_document(node)
 
     def construct_object(self, node: Any, deep: bool = False) -> Any:
@@ -76,26 +78,54 @@ class _StrictSafeLoader(_Base):  # type: ignore[misc]
         return super().construct_mapping(node, deep=deep)
 
 
-def _refuse_recursion(root: Any) -> None:
-    """Raise if a node contains itself (through an alias); linear in distinct nodes."""
-    done: set[int] = set()
+#: How many nodes aliases may add to a document beyond the nodes it writes out:
+#: an alias repeats its anchored value, and a few hundred bytes of nested
+#: aliases can stand for billions of nodes ("billion laughs").
+MAX_ALIAS_EXPANSION = 1_000_000
+
+
+def _check_graph(root: Any) -> None:
+    """Raise if a node contains itself (through an alias), or if aliases make the document
+    stand for more than :data:`MAX_ALIAS_EXPANSION` nodes beyond its distinct ones.
+
+    Linear in distinct nodes and edges: each node's expanded size is summed once,
+    from its children's, in post-order.
+    """
+    size: dict[int, int] = {}
+    uses: dict[int, int] = {id(root): 1}
+    nodes: dict[int, Any] = {id(root): root}
     on_path: set[int] = {id(root)}
     stack = [(root, iter(_children(root)))]
     while stack:
         node, children = stack[-1]
         for child in children:
-            if id(child) in on_path:
+            key = id(child)
+            if key in on_path:
                 raise yaml.composer.ComposerError(
                     None, None, "an anchor is used inside itself (a recursive alias)",
                     child.start_mark)
-            if id(child) not in done and not isinstance(child, yaml.ScalarNode):
-                on_path.add(id(child))
-                stack.append((child, iter(_children(child))))
-                break
+            uses[key] = uses.get(key, 0) + 1
+            if key not in size and key not in nodes:
+                nodes[key] = child
+                if isinstance(child, yaml.ScalarNode):
+                    size[key] = 1
+                else:
+                    on_path.add(key)
+                    stack.append((child, iter(_children(child))))
+                    break
         else:
             stack.pop()
             on_path.discard(id(node))
-            done.add(id(node))
+            size[id(node)] = 1 + sum(size[id(child)] for child in _children(node))
+    added = size[id(root)] - len(size)
+    if added > MAX_ALIAS_EXPANSION:
+        key = max((key for key, count in uses.items() if count > 1),
+                  key=lambda key: (uses[key] - 1) * size[key])
+        raise yaml.composer.ComposerError(
+            None, None,
+            f"aliases expand this document by {added:,} nodes, over the limit of "
+            f"{MAX_ALIAS_EXPANSION:,}; the value anchored here ({size[key]:,} nodes) is used "
+            f"{uses[key]:,} times", nodes[key].start_mark)
 
 
 def _children(node: Any) -> list[Any]:

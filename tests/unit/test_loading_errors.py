@@ -853,3 +853,27 @@ def test_a_huge_grade_is_refused_with_its_place() -> None:
     assert str(info.value) == ("gold.json: queries[0].relevant.c0: a grade must be <= 100 (its "
                                "nDCG gain is 2**grade - 1), got 9223372036854775808")
     assert parse_dataset({"queries": [{"id": "q1", "relevant": {"c0": 100}}]}).queries[0].relevant
+
+
+def _aliased_run(tmp_path: Path, entries: int) -> Path:
+    """``entries`` run entries, each an alias of one anchored list of 2,000 ids."""
+    ids = ", ".join(f"c{i}" for i in range(2000))
+    lines = ["queries:", *(f"  - {{id: q{i}, relevant: [c0]}}" for i in range(entries)), "run:"]
+    lines.append(f"  q0: {{retrieved_ids: &top [{ids}]}}")
+    lines += [f"  q{i}: {{retrieved_ids: *top}}" for i in range(1, entries)]
+    path = tmp_path / "gold.yaml"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_aliases_may_repeat_a_list_within_the_limit(tmp_path: Path) -> None:
+    path = _aliased_run(tmp_path, 400)  # 399 repeats of 2,001 nodes: under 1,000,000
+    assert len(load_dataset(path).run) == 400
+
+
+def test_aliases_over_the_expansion_limit_are_refused_at_the_anchor(tmp_path: Path) -> None:
+    path = _aliased_run(tmp_path, 1000)  # 999 repeats of 2,001 nodes
+    assert load_error(path) == (
+        f"{path}: line 1003, column 23: invalid YAML: aliases expand this document by "
+        "1,998,999 nodes, over the limit of 1,000,000; the value anchored here (2,001 nodes) "
+        "is used 1,000 times")
