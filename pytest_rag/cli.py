@@ -65,11 +65,13 @@ def _parser() -> argparse.ArgumentParser:
                       help="a regression fails only when also significant at ALPHA "
                            "(e.g. 0.05); otherwise it is reported as within noise (a metric "
                            "that cannot be tested is judged by its tolerance alone)")
-    diff.add_argument("--tolerance", type=non_negative, default=0.01, metavar="AMOUNT",
-                      help="absolute tolerance for ratio metrics (default 0.01)")
-    diff.add_argument("--relative-tolerance", type=non_negative, default=0.10,
+    diff.add_argument("--tolerance", type=non_negative, default=None, metavar="AMOUNT",
+                      help="absolute tolerance for ratio metrics, instead of the ones stored "
+                           "in OLD (default: the stored ones, else 0.01)")
+    diff.add_argument("--relative-tolerance", type=non_negative, default=None,
                       metavar="FRACTION",
-                      help="relative tolerance for latency, cost and tokens (default 0.10)")
+                      help="relative tolerance for latency, cost and tokens, instead of the "
+                           "ones stored in OLD (default: the stored ones, else 0.10)")
     diff.add_argument("--all", action="store_true", help="also list unchanged metrics")
 
     validate = commands.add_parser("validate", help="check a dataset file against the format")
@@ -126,8 +128,13 @@ def _diff(args: argparse.Namespace, out: TextIO) -> int:
 
     old = load_scores(Path(args.old))
     new = load_scores(Path(args.new))
-    rows = diff_files(old, new, alpha=args.significance,
-                      tolerances=Tolerances(args.tolerance, args.relative_tolerance))
+    if args.tolerance is not None or args.relative_tolerance is not None:
+        # Asked for on the command line: these replace what OLD stored.
+        old = old.without_stored_tolerances()
+    defaults = Tolerances()
+    rows = diff_files(old, new, alpha=args.significance, tolerances=Tolerances(
+        defaults.absolute if args.tolerance is None else args.tolerance,
+        defaults.relative if args.relative_tolerance is None else args.relative_tolerance))
     out.write(render_diff(rows, show_all=args.all) + "\n")
     return EXIT_REGRESSION if any(row.failed for row in rows) else EXIT_OK
 

@@ -52,6 +52,18 @@ def _number_or_null(value: object) -> bool:
         return False
 
 
+def _check_stored_tolerance(metric: Mapping[str, Any], place: str,
+                            bad: Any) -> None:
+    """A metric's stored ``tolerance`` is a finite number >= 0 and ``relative`` a boolean
+    (both optional: files of other tools may leave them out)."""
+    amount = metric.get("tolerance")
+    if amount is not None and (not _number_or_null(amount) or amount < 0):
+        raise bad(f"{place}.tolerance", f"expected a finite number >= 0, got {_short(amount)}")
+    relative = metric.get("relative")
+    if relative is not None and not isinstance(relative, bool):
+        raise bad(f"{place}.relative", f"expected true or false, got {_short(relative)}")
+
+
 def _check_writable(record: StageRecord) -> None:
     """Raise :class:`BaselineError` for a value of ``record`` the reader would refuse."""
     per_query = ((f"{key}[{query!r}]", value) for key, values in record.per_query.items()
@@ -170,6 +182,8 @@ class Baseline:
                     raise bad(place, "expected an object with 'metrics'")
                 for key, metric in entry["metrics"].items():
                     value = metric.get("value") if isinstance(metric, dict) else metric
+                    if isinstance(metric, dict):
+                        _check_stored_tolerance(metric, f"{place}.metrics.{key}", bad)
                     if not _number_or_null(value):
                         raise bad(f"{place}.metrics.{key}",
                                   f"expected a finite number or null, of magnitude at "
@@ -240,6 +254,25 @@ class Baseline:
                           if (nodeid, stage) not in gone}
                  for nodeid, stages in self.tests.items()}
         return Baseline({nodeid: stages for nodeid, stages in tests.items() if stages})
+
+    def stored_tolerances(self, nodeid: str, stage: str) -> dict[str, tuple[float, bool]]:
+        """``{"stage.key": (amount, relative)}``: the tolerances written with the entry of
+        ``nodeid`` and ``stage`` (what the project had configured), where stored."""
+        entry = self.entry(nodeid, stage) or {}
+        stored = {}
+        for key, metric in entry.get("metrics", {}).items():
+            if isinstance(metric, Mapping) and metric.get("tolerance") is not None:
+                stored[f"{stage}.{key}"] = (float(metric["tolerance"]),
+                                            bool(metric.get("relative", False)))
+        return stored
+
+    def without_stored_tolerances(self) -> Baseline:
+        """A copy whose metrics carry values and directions only (no stored tolerances)."""
+        return Baseline({nodeid: {stage: {**entry, "metrics": {
+            key: ({k: v for k, v in metric.items() if k not in ("tolerance", "relative")}
+                  if isinstance(metric, Mapping) else metric)
+            for key, metric in entry["metrics"].items()}} for stage, entry in stages.items()}
+            for nodeid, stages in self.tests.items()})
 
     def to_json(self) -> dict[str, Any]:
         return {"format": BASELINE_FORMAT, "version": BASELINE_VERSION, "tests": self.tests}

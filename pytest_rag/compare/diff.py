@@ -56,6 +56,15 @@ def load_scores(path: Path) -> Baseline:
                         f"got {found if len(found) <= 40 else found[:37] + '...'}")
 
 
+def tolerances_for(old: Baseline, nodeid: str, stage: str, fallback: Tolerances
+                   ) -> Tolerances:
+    """``fallback`` with the tolerances ``old`` stored for this test and stage on top."""
+    stored = old.stored_tolerances(nodeid, stage)
+    if not stored:
+        return fallback
+    return Tolerances(fallback.absolute, fallback.relative, {**fallback.overrides, **stored})
+
+
 def _records(scores: Baseline) -> list[StageRecord]:
     records = []
     for nodeid, stages in scores.tests.items():
@@ -73,15 +82,21 @@ def diff_files(old: Baseline, new: Baseline, *, alpha: float | None = None,
                permutations: int = 10_000) -> list[DiffRow]:
     """Every metric of ``new`` against ``old``; entries only in ``old`` become ``removed``.
 
+    Each metric is judged by the tolerance stored with it in ``old`` (what the
+    project configured when it wrote that baseline), so the verdict is the one
+    ``--rag-baseline`` gives on the same data; ``tolerances`` decide where none
+    is stored.
+
     With ``alpha``, a regression beyond the tolerance that is not significant at
     ``alpha`` gets the status ``"within noise"`` and does not fail; one that
     cannot be tested for significance is judged by its tolerance alone.
     """
-    tolerances = tolerances or Tolerances()
+    fallback = tolerances or Tolerances()
     rows: list[DiffRow] = []
     for record in sorted(_records(new), key=lambda r: (r.nodeid, r.stage)):
+        judged_by = tolerances_for(old, record.nodeid, record.stage, fallback)
         rows.extend(DiffRow(record.nodeid, diff) for diff in compare_record(
-            record, old, specs, tolerances, alpha=alpha, permutations=permutations))
+            record, old, specs, judged_by, alpha=alpha, permutations=permutations))
     for nodeid, stages in sorted(old.tests.items()):
         for stage in sorted(stages):
             if new.entry(nodeid, stage) is None:

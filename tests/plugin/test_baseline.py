@@ -549,3 +549,23 @@ def test_a_stage_no_longer_recorded_fails_and_an_update_drops_it(
     assert sorted(tests["test_lost.py::test_two"]) == ["end_to_end"]
     assert sorted(tests["test_lost.py::test_skips"]) == ["end_to_end"]  # did not finish: kept
     pytester.runpytest(*COMPARE, *strict).assert_outcomes(passed=2, skipped=1)
+
+
+@pytest.mark.parametrize("factor, verdict", [(3.0, 0), (8.0, 1)])
+def test_diff_of_the_plugin_files_gives_the_plugin_verdict(
+        rag_pytester: pytest.Pytester, factor: float, verdict: int) -> None:
+    """A stored 500 % latency tolerance: --rag-baseline and pytest-rag diff agree."""
+    import subprocess
+    import sys
+
+    write_ini(rag_pytester, "rag_tolerances = retrieval.p95_latency_ms 500%",
+              "    retrieval.p50_latency_ms 500%")
+    rag_pytester.runpytest(*UPDATE).assert_outcomes(passed=1)
+    set_inputs(rag_pytester, retrieval_latency_ms={
+        query: latency * factor for query, latency in
+        {"q1": 100, "q2": 200, "q3": 300, "q4": 400}.items()})
+    result = rag_pytester.runpytest(*COMPARE, "--rag-report", "new.json")
+    assert result.ret == (pytest.ExitCode.OK if verdict == 0 else pytest.ExitCode.TESTS_FAILED)
+    done = subprocess.run([sys.executable, "-m", "pytest_rag", "diff", BASELINE, "new.json"],
+                          cwd=rag_pytester.path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == verdict, done.stdout + done.stderr
