@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..escaping import markdown_code, terminal_text
+
 __all__ = ["Sweep", "find_sweeps", "split_nodeid"]
 
 #: Longest metric name in a sweep column header before it is shortened.
@@ -105,11 +107,11 @@ def _short(text: str, limit: int) -> str:
 
 def sweep_lines(sweep: Sweep, width: int = 80) -> list[str]:
     """The sweep as terminal tables of at most ``width`` columns (metrics split across tables)."""
-    out = [f"{sweep.test} [{sweep.stage}]: {len(sweep.variants)} variants "
+    out = [f"{terminal_text(sweep.test)} [{sweep.stage}]: {len(sweep.variants)} variants "
            "(* best per column)"]
     if not sweep.metrics:
         return [*out, "  every metric is equal in every variant"]
-    names = [_short(v, 28) for v in sweep.variants]
+    names = [_short(terminal_text(v), 28) for v in sweep.variants]
     first = max(len("variant"), *(len(n) for n in names))
     columns = []
     for j, metric in enumerate(sweep.metrics):
@@ -145,5 +147,6 @@ def sweep_markdown(sweep: Sweep) -> str:
         for j, value in enumerate(row):
             text = _cell(value, False)
             cells.append(f"**{text}**" if i in sweep.best[j] else text)
-        body.append(f"| `{variant}` | " + " | ".join(cells) + " |")
-    return "\n".join([f"### Sweep `{sweep.test}` — {sweep.stage}", "", header, rule, *body])
+        body.append(f"| {markdown_code(variant)} | " + " | ".join(cells) + " |")
+    return "\n".join([f"### Sweep {markdown_code(sweep.test)} — {sweep.stage}", "", header, rule,
+                      *body])

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from ..escaping import terminal_text
+
 # The rest is imported where it is used: pytest_configure creates the session
 # on every run, also when no test uses the plugin, and must stay cheap.
 if TYPE_CHECKING:
@@ -275,7 +277,8 @@ class RagSession:
                 lines.append(f"  {diff.key} is no longer measured: "
                              f"{record.missing.get(diff.key, 'not measured')}")
             if diff.worse_queries:
-                shown = ", ".join(f"{q} {_fmt(a)} -> {_fmt(b)}" for q, a, b in diff.worse_queries[:5])
+                shown = ", ".join(f"{terminal_text(q)} {_fmt(a)} -> {_fmt(b)}"
+                                  for q, a, b in diff.worse_queries[:5])
                 more = (f" (+{len(diff.worse_queries) - 5} more)"
                         if len(diff.worse_queries) > 5 else "")
                 lines.append(f"  queries worse in {diff.key}: {shown}{more}")

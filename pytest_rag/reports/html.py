@@ -88,7 +88,7 @@ section{margin-top:26px}
 h2{font-size:19px;border-bottom:2px solid var(--line);padding-bottom:4px;margin:0 0 10px}
 h3{font-size:15px;margin:14px 0 6px}
 h4{font-size:13px;margin:8px 0 4px;color:var(--muted)}
-code,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12.5px}
+code,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12.5px;unicode-bidi:isolate}
 table{border-collapse:collapse;margin:4px 0 10px}
 th,td{padding:3px 8px;border-bottom:1px solid var(--line);text-align:left;vertical-align:middle}
 thead th{font-size:12px;color:var(--muted);font-weight:600;border-bottom:2px solid var(--line)}

@@ -14,6 +14,7 @@ from typing import Any
 from ..compare.baseline import MetricDiff
 from ..compare.records import REPORT_FORMAT, REPORT_VERSION, CheckRecord, StageRecord
 from ..compare.sweeps import Sweep, find_sweeps, sweep_lines, sweep_markdown
+from ..escaping import markdown_code, terminal_text
 from ..registry import MetricSpec
 
 __all__ = ["ScoreEntry", "ScoreRow", "Scorecard", "build_scorecard"]
@@ -214,7 +215,8 @@ class Scorecard:
         for entry in self.entries:
             settings = ", ".join(f"{k}={_short(v)}" for k, v in entry.settings.items()
                                  if v is not None)
-            header = f"{entry.nodeid} [{entry.stage}]" + (f" ({settings})" if settings else "")
+            header = terminal_text(f"{entry.nodeid} [{entry.stage}]"
+                                   + (f" ({settings})" if settings else ""))
             out.append(header if len(header) <= width else header[:width - 1] + "…")
             rows = [row for row in entry.rows if full or row.interesting]
             hidden = len(entry.rows) - len(rows)
@@ -242,7 +244,7 @@ class Scorecard:
         parts = ["## RAG scorecard", "", self.summary_line() if self.entries else
                  "No stage was evaluated.", ""]
         for entry in self.entries:
-            parts.append(f"### `{entry.nodeid}` — {entry.stage}")
+            parts.append(f"### {markdown_code(entry.nodeid)} — {entry.stage}")
             parts.append("")
             table = [(f"`{row.key}`", _num(row.value), row.threshold or "",
                       _num(row.baseline) if row.baseline is not None else "", _delta(row.delta),

@@ -63,7 +63,7 @@ def test_markdown_report(rag_pytester: pytest.Pytester) -> None:
     text = (rag_pytester.path / "summary.md").read_text(encoding="utf-8")
     lines = text.splitlines()
     assert lines[:5] == ["## RAG scorecard", "", "1 stage report, 1 below threshold", "",
-                         f"### `{NODE}` — retrieval"]
+                         "### <code>test&#95;rag.py::test&#95;retrieval</code> — retrieval"]
     assert [cell.strip() for cell in lines[6].split("|")] == [
         "", "metric", "value", "threshold", "baseline", "delta", "p", "95% CI", "status", ""]
     assert [cell.strip() for cell in lines[8].split("|")] == [
@@ -101,3 +101,39 @@ def test_unwritable_report_is_reported(rag_pytester: pytest.Pytester, option: st
     assert result.ret == pytest.ExitCode.INTERNAL_ERROR
     result.stdout.fnmatch_lines([f"pytest-rag: could not write {rag_pytester.path / 'taken'}: "
                                  "Is a directory"])
+
+
+HOSTILE = """
+import pytest
+
+
+@pytest.mark.parametrize("variant", ["a|b", "`x`<img src=x onerror=alert(1)>", "c"])
+def test_sweep(rag, variant):
+    rag.retrieval(queries=[{"id": "q\\x1b[2J\\u202e1"}], relevant={"q\\x1b[2J\\u202e1": ["a"]},
+                  retrieved_ids={"q\\x1b[2J\\u202e1": ["a"] if variant == "c" else ["x"]}, k=1)
+"""
+
+
+def test_hostile_ids_are_escaped_for_markdown_and_the_terminal(
+        pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_hostile=HOSTILE)
+    pytester.runpytest("-p", "no:cacheprovider", "--rag-update-baseline").assert_outcomes(
+        passed=3)
+    result = pytester.runpytest("-p", "no:cacheprovider", "--rag-report-md", "summary.md",
+                                "-o", "disable_test_id_escaping_and_forfeit_all_rights_to_"
+                                "community_support=true")
+    markdown = (pytester.path / "summary.md").read_text(encoding="utf-8")
+    assert "<img" not in markdown and "`x`" not in markdown
+    assert "&lt;img src=x onerror=alert(1)&gt;" in markdown
+    # Every row of the sweep table has as many cells as the others: "a|b" split none.
+    rows = [line for line in markdown.splitlines() if line.startswith("| <code>")]
+    assert rows and all(row.count("|") == rows[0].count("|") for row in rows), rows
+    # No raw ESC or bidi override reaches the terminal, from ids or from query ids.
+    text = result.stdout.str()
+    assert "\x1b" not in text and "\u202e" not in text
+    # A regression names the query, escaped.
+    pytester.makepyfile(test_hostile=HOSTILE.replace('["a"] if variant == "c"', '["x"] if True'))
+    result = pytester.runpytest("-p", "no:cacheprovider", "--rag-baseline")
+    text = result.stdout.str()
+    assert "queries worse in" in text and "q\\x1b[2J\\u202e1 1.000 -> 0.000" in text
+    assert "\x1b" not in text and "\u202e" not in text

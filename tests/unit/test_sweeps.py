@@ -48,7 +48,7 @@ def test_terminal_markdown_and_json_carry_the_sweep() -> None:
     assert lines[start + 3].split() == ["large", "0.900*", "0.400", "20.000"]
     assert lines[start + 5].split() == ["small", "0.700", "0.500*", "10.000*"]
     assert all(len(line) <= 80 for line in lines)
-    assert "| `small` | 0.700 | **0.500** | **10.000** |" in card.markdown()
+    assert "| <code>small</code> | 0.700 | **0.500** | **10.000** |" in card.markdown()
     sweep = card.to_json()["sweeps"]["t.py::test_sweep"]["retrieval"]
     assert sweep["metrics"]["recall_at_k"] == {
         "values": {"large": 0.9, "mid": 0.9, "small": 0.7}, "best": ["large", "mid"]}
