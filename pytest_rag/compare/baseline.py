@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..atomic import write_atomically
 from ..dataset.bounded_read import FileTooLarge, NotARegularFile, read_bounded
 from ..dataset.json_text import big_integer_place, lone_surrogate_place
 from ..dataset.parser import MAX_FILE_BYTES, size_limit_text
@@ -278,46 +277,11 @@ class Baseline:
         return {"format": BASELINE_FORMAT, "version": BASELINE_VERSION, "tests": self.tests}
 
     def save(self, path: Path) -> None:
-        """Write atomically: a temporary file beside ``path``, fsync, then rename."""
+        """Write atomically (:func:`pytest_rag.atomic.write_atomically`): a temporary file
+        beside ``path``, fsync, then rename; a symlink is written through."""
         text = json.dumps(self.to_json(), indent=2, sort_keys=True, ensure_ascii=False,
                           allow_nan=False) + "\n"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        for leftover in path.parent.glob(f".{path.name}.*.tmp"):
-            try:  # left behind by a writer that was killed mid-write
-                leftover.unlink()
-            except OSError:
-                pass
-        try:
-            mode = path.stat().st_mode & 0o777
-        except OSError:
-            umask = os.umask(0)
-            os.umask(umask)
-            mode = 0o666 & ~umask
-        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp",
-                                             dir=path.parent)
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as stream:
-                stream.write(text)
-                stream.flush()
-                os.fchmod(stream.fileno(), mode)
-                os.fsync(stream.fileno())
-            os.replace(temporary, path)
-        except BaseException:
-            try:
-                os.unlink(temporary)
-            except OSError:
-                pass
-            raise
-        try:
-            folder = os.open(path.parent, os.O_RDONLY)
-        except OSError:
-            return
-        try:
-            os.fsync(folder)
-        except OSError:
-            pass
-        finally:
-            os.close(folder)
+        write_atomically(path, text.encode("utf-8"))
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from ..atomic import write_atomically
 from ..escaping import terminal_text
 
 # The rest is imported where it is used: pytest_configure creates the session
@@ -424,7 +425,7 @@ class RagSession:
                    for record in self.records if record.details}
         baseline = self.baseline if self.options.compare else None
         text = render_html(scorecard, details, baseline=baseline, specs=self.specs)
-        path.write_bytes(text.encode("utf-8"))
+        write_atomically(path, text.encode("utf-8"))
 
     def _scorecard_wanted(self) -> bool:
         """Whether anything was recorded, or a report or a hook wants even an empty scorecard."""
@@ -527,11 +528,13 @@ def _write_json_report(path: Path, scorecard: Scorecard) -> None:
     import json
 
     text = json.dumps(scorecard.to_json(), indent=2, sort_keys=True, allow_nan=False)
-    path.write_text(text + "\n", encoding="utf-8")
+    write_atomically(path, (text + "\n").encode("utf-8"))
 
 
 def _append_markdown_report(path: Path, scorecard: Scorecard) -> None:
-    """Append, as a CI step summary expects (a new or empty file is simply written)."""
+    """Append, as a CI step summary expects (a new or empty file is simply written); what
+    the file held stays, whatever happens to the append, and a device such as
+    ``/dev/stdout`` works, so this one is not replaced atomically."""
     with path.open("a", encoding="utf-8") as stream:
         stream.write(scorecard.markdown() + "\n")
 

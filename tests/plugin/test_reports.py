@@ -137,3 +137,40 @@ def test_hostile_ids_are_escaped_for_markdown_and_the_terminal(
     text = result.stdout.str()
     assert "queries worse in" in text and "q\\x1b[2J\\u202e1 1.000 -> 0.000" in text
     assert "\x1b" not in text and "\u202e" not in text
+
+
+FULL_DISK = """
+import errno
+import os
+
+import pytest
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_sessionfinish(session):
+    def no_space(fd):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    real = os.fsync
+    os.fsync = no_space  # every write of the session's end finds the disk full
+    try:
+        return (yield)
+    finally:
+        os.fsync = real  # in-process runs share the os module with the outer session
+"""
+
+
+def test_a_full_disk_leaves_the_previous_reports_intact(rag_pytester: pytest.Pytester) -> None:
+    rag_pytester.makeconftest(FULL_DISK)
+    for name in ("report.json", "report.html"):
+        (rag_pytester.path / name).write_text("previous run\n", encoding="utf-8")
+    result = rag_pytester.runpytest("-p", "no:cacheprovider", "--rag-report", "report.json",
+                                    "--rag-html", "report.html")
+    assert result.ret == pytest.ExitCode.INTERNAL_ERROR
+    result.stdout.fnmatch_lines(["pytest-rag: could not write *report.json: No space left on "
+                                 "device", "pytest-rag: could not write *report.html: No space "
+                                 "left on device"])
+    assert "Traceback" not in result.stdout.str()
+    for name in ("report.json", "report.html"):
+        assert (rag_pytester.path / name).read_text(encoding="utf-8") == "previous run\n"
+    assert sorted(p.name for p in rag_pytester.path.iterdir() if p.name.endswith(".tmp")) == []

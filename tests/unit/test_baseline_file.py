@@ -33,12 +33,31 @@ def test_existing_file_keeps_its_mode(tmp_path: Path) -> None:
     assert stat.S_IMODE(path.stat().st_mode) == 0o640
 
 
-def test_leftover_temporary_files_are_removed(tmp_path: Path) -> None:
+def test_old_leftovers_are_removed_but_not_another_writers_file(tmp_path: Path) -> None:
+    """A killed writer's temporary file goes once it is an hour old; a fresh one may be a
+    concurrent writer's work in progress and is left alone (it was deleted)."""
+    import os
+    import time
+
     leftover = tmp_path / ".b.json.abc123.tmp"
     leftover.write_text('{"half": ')
+    two_hours_ago = time.time() - 7200
+    os.utime(leftover, (two_hours_ago, two_hours_ago))
+    in_progress = tmp_path / ".b.json.def456.tmp"
+    in_progress.write_text('{"being written": ')
     Baseline().save(tmp_path / "b.json")
-    assert not leftover.exists()
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["b.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".b.json.def456.tmp", "b.json"]
+
+
+def test_a_symlinked_baseline_is_written_through(tmp_path: Path) -> None:
+    target = tmp_path / "shared" / "baseline.json"
+    target.parent.mkdir()
+    Baseline().save(target)
+    link = tmp_path / "b.json"
+    link.symlink_to(target)
+    Baseline().updated([RECORD], REGISTRY, Tolerances()).save(link)
+    assert link.is_symlink()
+    assert "t.py::test" in json.loads(target.read_text())["tests"]
 
 
 def test_not_measured_queries_are_left_out_and_read_back_as_none(tmp_path: Path) -> None:

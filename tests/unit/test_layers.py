@@ -2,8 +2,8 @@
 
 Layers, bottom to top (README "Development" has the map)::
 
-    errors, registry,     the exception type, the metric vocabulary, and how untrusted
-    escaping              text is written to a terminal and to Markdown
+    errors, registry,     the exception type, the metric vocabulary, how untrusted
+    escaping, atomic      text is written to a terminal and to Markdown, atomic writes
     text                  tokens, words, intervals, Markdown blocks, locating text
     dataset               the format: model, parser, loading, keyword inputs
     kernels               numpy arithmetic of the metrics
@@ -33,7 +33,7 @@ PACKAGE = Path(pytest_rag.__file__).parent
 
 #: Layer rank of each top-level module or folder of the package.
 RANKS: dict[str, int] = {
-    "errors": 0, "registry": 0, "escaping": 0,
+    "errors": 0, "registry": 0, "escaping": 0, "atomic": 0,
     "text": 1,
     "dataset": 2,
     "kernels": 3,
