@@ -92,6 +92,7 @@ class RagSession:
         self.diffs: dict[tuple[str, str], list[MetricDiff]] = {}
         self.outcomes: dict[str, str] = {}
         self.collected: set[str] = set()
+        self.order: list[str] = []  # node ids in collection order
         self.partial = bool(config.option.keyword or config.option.markexpr)
         self.collection_errors = False
         self.notes: list[str] = []
@@ -337,9 +338,12 @@ class RagSession:
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.collected.update(item.nodeid for item in session.items)
+        self.order.extend(item.nodeid for item in session.items)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        if not self.order:  # every worker collects the same tests in the same order
+            self.order.extend(ids)
         self.collected.update(ids)
 
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
@@ -401,7 +405,7 @@ class RagSession:
         from ..reports.scorecard import build_scorecard
 
         self.scorecard = build_scorecard(self.records, self.checks, self.diffs, self.specs,
-                                         self.outcomes)
+                                         self.outcomes, self.order)
         scorecard = self.scorecard
         writers = ((self.options.report_json, _write_json_report),
                    (self.options.report_md, _append_markdown_report),

@@ -154,12 +154,20 @@ def _row(record: StageRecord, key: str, spec: MetricSpec | None,
 
 def build_scorecard(records: Iterable[StageRecord], checks: Iterable[CheckRecord] | Mapping[
         tuple[str, str], Sequence[CheckRecord]], diffs: Mapping[tuple[str, str], Sequence[MetricDiff]],
-        specs: Mapping[str, MetricSpec], outcomes: Mapping[str, str] | None = None) -> Scorecard:
-    """Assemble the scorecard; ``checks`` and ``diffs`` are keyed by ``(nodeid, stage)``."""
+        specs: Mapping[str, MetricSpec], outcomes: Mapping[str, str] | None = None,
+        order: Sequence[str] = ()) -> Scorecard:
+    """Assemble the scorecard; ``checks`` and ``diffs`` are keyed by ``(nodeid, stage)``.
+
+    Entries follow ``order`` (the session's collection order, so parametrized
+    variants keep the order they were written in); tests not in it come after,
+    by node id.
+    """
+    position = {nodeid: index for index, nodeid in enumerate(order)}
     check_map: Mapping[tuple[str, str], Sequence[CheckRecord]] = (
         checks if isinstance(checks, Mapping) else {})
     entries = []
-    for record in sorted(records, key=lambda r: (r.nodeid, r.stage)):
+    for record in sorted(records, key=lambda r: (position.get(r.nodeid, len(position)),
+                                                 r.nodeid, r.stage)):
         ident = (record.nodeid, record.stage)
         by_key = {diff.key: diff for diff in diffs.get(ident, ())}
         rows = tuple(_row(record, key, specs.get(f"{record.stage}.{key}"),
@@ -174,7 +182,7 @@ def build_scorecard(records: Iterable[StageRecord], checks: Iterable[CheckRecord
 
 @dataclass(frozen=True)
 class Scorecard:
-    """Every recorded stage of the session, sorted by node id and stage."""
+    """Every recorded stage of the session, in collection order, then by stage."""
 
     entries: tuple[ScoreEntry, ...] = ()
 

@@ -143,3 +143,31 @@ def test_every_line_fits_in_80_columns(pytester: pytest.Pytester, mode: str) -> 
     assert {"REGRESSED", "improved", "new", "FAIL", "ok"} <= set(" ".join(lines).split())
     too_wide = [line for line in lines if len(line) > 80]
     assert not too_wide, "\n".join(too_wide)
+
+
+ORDERED = """
+import pytest
+
+
+@pytest.mark.parametrize("size, overlap", [(200, 0), (1500, 200), (400, 50)],
+                         ids=["200-0", "1500-200", "400-50"])
+def test_sweep(rag, size, overlap):
+    hits = {200: ["a"], 1500: ["x"], 400: ["a"]}[size]
+    rag.retrieval(queries=[{"id": "q1"}], relevant={"q1": ["a"]}, retrieved_ids={"q1": hits},
+                  k=1)
+"""
+
+
+@pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["serial", "xdist"])
+def test_sweep_rows_keep_the_parametrize_order(pytester: pytest.Pytester,
+                                               workers: tuple[str, ...]) -> None:
+    pytester.makepyfile(test_order=ORDERED)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", *workers)
+    result.assert_outcomes(passed=3)
+    lines = result.stdout.lines
+    start = next(i for i, line in enumerate(lines) if "variants (* best per column)" in line)
+    variants = [line.split()[0] for line in lines[start + 3:start + 6]]
+    assert variants == ["200-0", "1500-200", "400-50"]
+    # The scorecard lists the tests in the same order.
+    headers = [line for line in lines if line.startswith("test_order.py::test_sweep[")]
+    assert [h.split("[")[1].split("]")[0] for h in headers] == ["200-0", "1500-200", "400-50"]
