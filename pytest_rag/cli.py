@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from .compare.argtypes import non_negative, positive_int, significance_level
+from .compare.argtypes import non_negative, non_negative_int, positive_int, significance_level
 from .errors import DatasetError
 from .registry import STAGES
 
@@ -46,6 +46,25 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--k", type=positive_int, default=None,
                           help="top K for retrieval, reranking and embedding "
                                "(default: the file's params.k, else 5)")
+    evaluate.add_argument("--size-limits", type=non_negative_int, nargs=2, default=None,
+                          metavar=("MIN", "MAX"),
+                          help="chunk size limits in tokens (default: params.size_limits)")
+    evaluate.add_argument("--boundary-tolerance", type=non_negative_int, default=None,
+                          metavar="TOKENS", help="boundary tolerance in tokens "
+                                                 "(default: params.boundary_tolerance, else 0)")
+    evaluate.add_argument("--required-metadata", action="append", default=None, metavar="KEY",
+                          help="a metadata key every chunk must carry (repeatable; default: "
+                               "params.required_metadata)")
+    evaluate.add_argument("--max-context-tokens", type=non_negative_int, default=None,
+                          metavar="TOKENS",
+                          help="context budget in tokens (default: params.max_context_tokens)")
+    evaluate.add_argument("--abstain-phrase", dest="abstain_phrases", action="append",
+                          default=None, metavar="PHRASE",
+                          help="a phrase that marks an answer as an abstention (repeatable; "
+                               "default: params.abstain_phrases, else the built-in list)")
+    evaluate.add_argument("--relevance-from-evidence", action="store_true", default=None,
+                          help="grade chunks from expected_evidence for queries without "
+                               "relevant (default: params.relevance_from_evidence, else off)")
     evaluate.add_argument("--allow-outside-paths", action="store_true",
                           help="allow 'path:' documents outside the dataset's folder")
 
@@ -84,10 +103,17 @@ def _parser() -> argparse.ArgumentParser:
 def _evaluate(args: argparse.Namespace, out: TextIO) -> int:
     from .dataset.loading import load_dataset
     from .reports.tables import measured, report_table, reports_json
-    from .stages.evaluate import evaluate_dataset
+    from .stages.evaluate import evaluate_dataset, evaluator_settings
 
     dataset = load_dataset(args.file, allow_outside_paths=args.allow_outside_paths)
-    reports = evaluate_dataset(dataset, args.stage, k=args.k)
+    chosen = {name: getattr(args, name) for name in evaluator_settings()
+              if getattr(args, name, None) is not None}
+    if "size_limits" in chosen:
+        low, high = chosen["size_limits"]
+        if low > high:
+            raise ValueError(f"--size-limits: min {low} is greater than max {high}")
+        chosen["size_limits"] = (low, high)
+    reports = evaluate_dataset(dataset, args.stage, **chosen)
     if args.format == "json":
         json.dump(reports_json(reports), out, indent=2, allow_nan=False)
         out.write("\n")

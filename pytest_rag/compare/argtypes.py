@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 
-__all__ = ["non_negative", "positive_int", "significance_level"]
+__all__ = ["non_negative", "non_negative_int", "positive_int", "significance_level"]
 
 
 def _number(text: str) -> float:
@@ -15,15 +15,24 @@ def _number(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
 
 
-def positive_int(text: str) -> int:
-    """A whole number >= 1 (``--k``)."""
+def _whole(text: str, minimum: int) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    if value < minimum:
+        raise argparse.ArgumentTypeError(f"must be >= {minimum}, got {value}")
     return value
+
+
+def positive_int(text: str) -> int:
+    """A whole number >= 1 (``--k``)."""
+    return _whole(text, 1)
+
+
+def non_negative_int(text: str) -> int:
+    """A whole number >= 0 (token counts and tolerances)."""
+    return _whole(text, 0)
 
 
 def non_negative(text: str) -> float:

@@ -175,6 +175,7 @@ class Params:
     required_metadata: tuple[str, ...] | None = None
     max_context_tokens: int | None = None
     abstain_phrases: tuple[str, ...] | None = None
+    relevance_from_evidence: bool | None = None
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ FORMAT_ID = "pytest-rag/v1"
 TOP_KEYS = ("format", "params", "documents", "chunks", "expected_chunks",
             "expected_metadata", "vectors", "queries", "run", "expected")
 PARAM_KEYS = ("k", "size_limits", "boundary_tolerance", "required_metadata",
-              "max_context_tokens", "abstain_phrases")
+              "max_context_tokens", "abstain_phrases", "relevance_from_evidence")
 DOCUMENT_KEYS = ("id", "text", "path", "metadata")
 CHUNK_KEYS = ("id", "doc_id", "start", "end", "text", "metadata")
 VECTOR_KEYS = ("chunks", "sentences", "indexed_ids")
@@ -326,6 +326,9 @@ class Parser:
                 raw["max_context_tokens"], f"{place}.max_context_tokens", 0),
             abstain_phrases=None if get("abstain_phrases") is None else self.strings(
                 raw["abstain_phrases"], f"{place}.abstain_phrases"),
+            relevance_from_evidence=None if get("relevance_from_evidence") is None
+            else self.boolean(raw["relevance_from_evidence"],
+                              f"{place}.relevance_from_evidence"),
         )
 
     def documents_section(self, value: object, place: str = "documents") -> tuple[Document, ...]:

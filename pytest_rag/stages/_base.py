@@ -94,7 +94,7 @@ class RankedStageEvaluator(StageEvaluator):
     relevance_from_evidence:
         Derive the grades of queries that have ``expected_evidence`` but no
         ``relevant`` from the chunks (2: holds a whole gold span, 1: touches
-        one).  Off by default.
+        one).  ``None``: the dataset's ``params.relevance_from_evidence``, else off.
     """
 
     settings_names = ("k", "relevance_from_evidence")
@@ -102,12 +102,15 @@ class RankedStageEvaluator(StageEvaluator):
     def __init__(self, *, k: int | None = None,
                  relevance_from_evidence: bool | None = None) -> None:
         self.k = check_k(k)
-        self.relevance_from_evidence = check_flag("relevance_from_evidence",
-                                                  relevance_from_evidence)
+        # None: the dataset's params decide (else off).
+        self.relevance_from_evidence = (None if relevance_from_evidence is None else check_flag(
+            "relevance_from_evidence", relevance_from_evidence))
 
     def _settings(self, dataset: Dataset) -> dict[str, Any]:
+        derive = (self.relevance_from_evidence if self.relevance_from_evidence is not None
+                  else bool(dataset.params.relevance_from_evidence))
         return {"k": self.k or dataset.params.k or DEFAULT_K,
-                **flag_settings("relevance_from_evidence", self.relevance_from_evidence)}
+                **flag_settings("relevance_from_evidence", derive)}
 
 
 def check_flag(name: str, value: bool | None) -> bool:

@@ -41,6 +41,13 @@ def make_evaluator(stage: str, **settings: Any) -> StageEvaluator:
                   if name in accepted and value is not None})
 
 
+def evaluator_settings() -> tuple[str, ...]:
+    """Every setting any evaluator takes, in stage order, each once: the flags of
+    ``pytest-rag evaluate`` and the keys of the format's ``params``."""
+    return tuple(dict.fromkeys(name for stage in STAGES
+                               for name in EVALUATORS[stage].settings_names))
+
+
 def evaluate_dataset(dataset: Dataset, stages: Iterable[str] | None = None,
                      **settings: Any) -> dict[str, Report]:
     """Evaluate ``stages`` (default: all seven, in pipeline order) on ``dataset``.

@@ -173,3 +173,65 @@ def test_running_out_of_memory_is_an_error_not_a_traceback(
     assert status == 2
     assert err == ("pytest-rag: error: out of memory: the input is too large for the memory "
                    "available\n")
+
+
+def test_every_evaluator_setting_is_a_flag_of_evaluate_and_a_params_key() -> None:
+    """A new setting cannot be forgotten on either side: the same data gives the same
+    numbers from pytest, from the command line and from the file's params."""
+    import dataclasses
+
+    from pytest_rag.cli import _parser
+    from pytest_rag.dataset.model import Params
+    from pytest_rag.dataset.parser import PARAM_KEYS
+    from pytest_rag.stages.evaluate import evaluator_settings
+
+    settings = set(evaluator_settings())
+    assert settings == {"k", "relevance_from_evidence", "size_limits", "boundary_tolerance",
+                        "required_metadata", "max_context_tokens", "abstain_phrases"}
+    evaluate = _parser()._subparsers._group_actions[0].choices["evaluate"]  # type: ignore[union-attr]
+    flags = {action.dest for action in evaluate._actions}
+    assert settings <= flags
+    assert settings <= set(PARAM_KEYS)
+    assert settings <= {field.name for field in dataclasses.fields(Params)}
+
+
+def _evidence_file(tmp_path: Path, params: dict[str, object]) -> Path:
+    data = {"params": params,
+            "documents": [{"id": "d", "text": "alpha beta gamma delta epsilon zeta"}],
+            "chunks": [{"id": "c0", "doc_id": "d", "start": 0, "end": 16},
+                       {"id": "c1", "doc_id": "d", "start": 17, "end": 35}],
+            "queries": [{"id": "q1", "expected_evidence": [{"doc_id": "d", "start": 0,
+                                                           "end": 10}]}],
+            "run": {"q1": {"retrieved_ids": ["c1", "c0"]}}}
+    path = tmp_path / "gold.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def test_relevance_from_evidence_from_the_flag_and_from_params(tmp_path: Path) -> None:
+    plain = json.loads(run_cli("evaluate", str(_evidence_file(tmp_path, {})), "--format",
+                               "json")[1])
+    assert plain["retrieval"]["recall_at_k"] is None  # needs relevant
+    flag = json.loads(run_cli("evaluate", str(_evidence_file(tmp_path, {})), "--format", "json",
+                              "--relevance-from-evidence")[1])
+    params = json.loads(run_cli("evaluate", str(_evidence_file(
+        tmp_path, {"relevance_from_evidence": True})), "--format", "json")[1])
+    assert flag["retrieval"]["recall_at_k"] == 1.0
+    assert flag == params
+    # The Python API and the plugin's ini option give the same numbers.
+    from pytest_rag import load_dataset
+    from pytest_rag.stages.evaluate import evaluate_dataset
+
+    reports = evaluate_dataset(load_dataset(_evidence_file(tmp_path, {})),
+                               relevance_from_evidence=True)
+    assert reports["retrieval"].values["recall_at_k"] == flag["retrieval"]["recall_at_k"]
+
+
+def test_settings_flags_of_evaluate(tmp_path: Path, small_file: Path) -> None:
+    status, out, err = run_cli("evaluate", str(small_file), "--format", "json",
+                               "--size-limits", "1", "3", "--max-context-tokens", "2",
+                               "--required-metadata", "source", "--boundary-tolerance", "1",
+                               "--abstain-phrase", "no idea")
+    assert status == 0, err
+    status, out, err = run_cli("evaluate", str(small_file), "--size-limits", "5", "3")
+    assert status == 2 and err == "pytest-rag: error: --size-limits: min 5 is greater than max 3\n"

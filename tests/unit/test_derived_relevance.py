@@ -182,8 +182,8 @@ def test_embedding_with_derived_grades() -> None:
     assert report.settings == {"k": 1, "relevance_from_evidence": True}
 
 
-def test_setting_is_validated_and_none_is_false() -> None:
-    assert RetrievalEvaluator(relevance_from_evidence=None).relevance_from_evidence is False
+def test_setting_is_validated_and_none_leaves_it_to_params() -> None:
+    assert RetrievalEvaluator(relevance_from_evidence=None).relevance_from_evidence is None
     with pytest.raises(ValueError, match="relevance_from_evidence must be True or False"):
         RetrievalEvaluator(relevance_from_evidence=1)  # type: ignore[arg-type]
     for cls in (RetrievalEvaluator, RerankingEvaluator, EmbeddingEvaluator):

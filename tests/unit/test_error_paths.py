@@ -60,7 +60,12 @@ def test_allow_outside_paths_accepts_the_document(tmp_path: Path, case: DatasetC
 
 # -- usage errors -------------------------------------------------------------------------
 EVALUATE_USAGE = ("usage: pytest-rag evaluate [-h] [--stage STAGE] [--format {table,json}]\n"
-                  "                           [--k K] [--allow-outside-paths]\n"
+                  "                           [--k K] [--size-limits MIN MAX]\n"
+                  "                           [--boundary-tolerance TOKENS]\n"
+                  "                           [--required-metadata KEY]\n"
+                  "                           [--max-context-tokens TOKENS]\n"
+                  "                           [--abstain-phrase PHRASE]\n"
+                  "                           [--relevance-from-evidence] [--allow-outside-paths]\n"
                   "                           FILE\n")
 DIFF_USAGE = ("usage: pytest-rag diff [-h] [--significance ALPHA] [--tolerance AMOUNT]\n"
               "                       [--relative-tolerance FRACTION] [--all]\n"
