@@ -1,4 +1,5 @@
-"""Write a file so that a reader (or a crash) sees the old content or the new, never half.
+"""Write a file so that a reader (or a crash) sees the old content or the new, never half;
+and serialize the read-modify-write of a file between processes.
 
 The text goes to a temporary file in the same folder, is synced, then renamed
 over the target; a file that is a symlink is written through (the link stays).
@@ -10,12 +11,14 @@ it is an hour old.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["write_atomically"]
+__all__ = ["exclusive", "write_atomically"]
 
 #: Age after which a temporary file of this module is a leftover, not a write in progress.
 STALE_SECONDS = 3600
@@ -78,3 +81,27 @@ def write_atomically(path: Path, data: bytes) -> None:
         pass
     finally:
         os.close(folder)
+
+
+@contextlib.contextmanager
+def exclusive(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock for read-modify-write of ``path`` (symlinks followed).
+
+    The lock is taken on the folder that holds the file (``flock`` on its
+    descriptor), so no lock file is left in the project; another process
+    asking for it waits.  Where ``fcntl`` does not exist (Windows), no lock
+    is taken.
+    """
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    target = Path(os.path.realpath(path))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle = os.open(target.parent, os.O_RDONLY)
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(handle)  # closing releases the lock

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ..atomic import write_atomically
+from ..atomic import exclusive, write_atomically
 from ..escaping import terminal_text
 
 # The rest is imported where it is used: pytest_configure creates the session
@@ -455,13 +455,30 @@ class RagSession:
             self.notes.append(f"baseline {options.baseline_path} not written: the run was "
                               "interrupted or had collection errors")
             return
-        updated = self.baseline
+        # Concurrent updates (two CI jobs, `-k a` and `-k b`) take turns, and each applies
+        # its own changes to the file as it is now, so both survive.
+        with exclusive(options.baseline_path):
+            self._update_baseline_file(session)
+
+    def _update_baseline_file(self, session: pytest.Session) -> None:
+        """Apply this run's changes to the baseline file as it is now (under the lock)."""
+        from ..compare.baseline import Baseline, BaselineError
+
+        options = self.options
+        assert self.baseline is not None
+        current = self.baseline
+        if options.baseline_path.exists():
+            try:
+                current = Baseline.load(options.baseline_path)
+            except BaselineError as error:
+                self.notes.append(f"baseline {options.baseline_path} not written: {error}")
+                session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+                return
+        updated = current
         # A test that skipped itself after recording did not run to the end: keep its entry.
         records = [record for record in self.records
                    if self.outcomes.get(record.nodeid) != "skipped"]
         if options.update:
-            from ..compare.baseline import BaselineError
-
             # A test that ran to the end and no longer records a stage: its entry goes.
             recorded = {(record.nodeid, record.stage) for record in records}
             dropped = sorted((nodeid, stage) for nodeid, stages in updated.tests.items()
@@ -492,7 +509,7 @@ class RagSession:
         elif stale:
             self.notes.append("baseline entries of tests that no longer exist (kept; remove them "
                               "with --rag-prune-baseline): " + ", ".join(stale))
-        if updated == self.baseline and options.baseline_path.exists():
+        if updated == current and options.baseline_path.exists():
             self.notes.append(f"baseline {options.baseline_path} unchanged")
             return
         try:
