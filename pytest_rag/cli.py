@@ -167,8 +167,11 @@ def _diff(args: argparse.Namespace, out: TextIO) -> int:
 
 def _validate(args: argparse.Namespace, out: TextIO) -> int:
     from .dataset.loading import load_dataset
+    from .stages.evaluate import evaluate_dataset
 
     dataset = load_dataset(args.file, allow_outside_paths=args.allow_outside_paths)
+    # One validation path: what evaluate would refuse, validate refuses.
+    evaluate_dataset(dataset)
     out.write(f"{args.file}: valid pytest-rag/v1: {len(dataset.documents)} documents, "
               f"{len(dataset.chunks)} chunks, {len(dataset.queries)} queries, "
               f"{len(dataset.run)} run entries\n")

@@ -34,8 +34,7 @@ class DatasetCase:
     ``name`` is the dataset's path inside the project folder; ``files`` are
     other files to write there (text, or an ``int``: a sparse file of that
     size); ``{dir}`` in ``message`` stands for the dataset's resolved folder.
-    ``evaluate_only``: the file is valid, evaluating it is not (``validate``
-    accepts it).  ``allowed_by``: the error disappears with
+    ``allowed_by``: the error disappears with
     ``--allow-outside-paths`` / ini ``rag_allow_outside_paths = true``.
     """
 
@@ -44,7 +43,6 @@ class DatasetCase:
     message: str
     name: str = "gold.yaml"
     files: dict[str, str | int] = field(default_factory=dict)
-    evaluate_only: bool = False
     allowed_by_outside_paths: bool = False
 
     def write(self, folder: Path) -> Path:
@@ -169,8 +167,13 @@ DATASET_CASES = (
                 DOC + "chunks: [{id: c, start: 0, end: 3}]\n"
                 "queries: [{id: q1, expected_evidence: [{start: 0, end: 1}]}]\n"
                 "run: {q1: {retrieved_ids: [x]}}\n",
-                "run.q1.retrieved_ids[0]: unknown chunk 'x': token metrics need its span",
-                evaluate_only=True),
+                "run.q1.retrieved_ids[0]: unknown chunk 'x': token metrics need its span"),
+    # It passed validate and failed evaluate: validate now accepts exactly what evaluate does.
+    DatasetCase("unknown-chunk-in-context-for-token-metrics",
+                DOC + "chunks: [{id: c, start: 0, end: 3}]\n"
+                "queries: [{id: q1, relevant: [c]}]\n"
+                "run: {q1: {context_ids: [c, nope]}}\n",
+                "run.q1.context_ids[1]: unknown chunk 'nope': token metrics need its span"),
     # -- path: documents ("### Rules": they stay in the dataset's folder)
     DatasetCase("path-outside-the-folder", "documents: [{id: d, path: ../outside.txt}]\n",
                 "documents[0].path: '../outside.txt' is outside the dataset's folder '{dir}' "
