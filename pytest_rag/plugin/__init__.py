@@ -1,8 +1,10 @@
 """The pytest plugin (entry point ``rag``; disable it with ``-p no:rag``).
 
-It adds the ``rag_dataset`` and ``rag`` fixtures, the ``rag_dataset`` and
-``rag_threshold`` markers, the ``--rag-*`` options and ``rag_*`` ini options,
-explanations for failed metric assertions, baselines and the scorecard.
+It adds the ``rag_dataset`` fixture (with its module- and session-scoped
+forms ``rag_dataset_module`` and ``rag_dataset_session``) and the ``rag``
+fixture, the ``rag_dataset`` and ``rag_threshold`` markers, the ``--rag-*``
+options and ``rag_*`` ini options, explanations for failed metric assertions,
+baselines and the scorecard.
 Nothing here imports numpy: a run that does not use the fixtures pays only
 for option parsing.
 """
@@ -93,6 +95,14 @@ _NO_DATASET = ("pytest-rag: no dataset configured: set the ini option rag_datase
                "--rag-dataset PATH, or mark the test with @pytest.mark.rag_dataset('gold.yaml')")
 
 
+def _configured_dataset(request: pytest.FixtureRequest) -> Dataset:
+    session = request.config.stash[session_key]
+    path = _dataset_path(request, session)
+    if path is None:
+        pytest.fail(_NO_DATASET, pytrace=False)
+    return session.dataset_at(path)
+
+
 @pytest.fixture
 def rag_dataset(request: pytest.FixtureRequest) -> Dataset:
     """The gold dataset (with its run, if any), loaded once per session per path.
@@ -100,11 +110,27 @@ def rag_dataset(request: pytest.FixtureRequest) -> Dataset:
     Named by ``@pytest.mark.rag_dataset(path)`` on the test, class or module,
     else by ``--rag-dataset``, else by the ini option ``rag_dataset``.
     """
-    session = request.config.stash[session_key]
-    path = _dataset_path(request, session)
-    if path is None:
-        pytest.fail(_NO_DATASET, pytrace=False)
-    return session.dataset_at(path)
+    return _configured_dataset(request)
+
+
+@pytest.fixture(scope="module")
+def rag_dataset_module(request: pytest.FixtureRequest) -> Dataset:
+    """``rag_dataset`` for module-scoped fixtures: the same object, loaded once.
+
+    A ``rag_dataset`` marker applies when it is on the module (``pytestmark``);
+    markers on a test or class cannot change a module's value.
+    """
+    return _configured_dataset(request)
+
+
+@pytest.fixture(scope="session")
+def rag_dataset_session(request: pytest.FixtureRequest) -> Dataset:
+    """``rag_dataset`` for session-scoped fixtures: the same object, loaded once.
+
+    Named by ``--rag-dataset``, else by the ini option ``rag_dataset`` (markers
+    belong to tests and modules, so they do not apply).
+    """
+    return _configured_dataset(request)
 
 
 @pytest.fixture

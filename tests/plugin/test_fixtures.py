@@ -406,3 +406,71 @@ def test_document(rag_dataset):
     pytester.makefile(".ini", pytest="[pytest]\nrag_dataset = data/gold.yaml\n"
                                      "rag_allow_outside_paths = true\n")
     pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
+
+
+SCOPED_CONFTEST = """
+import pytest
+
+
+@pytest.fixture(scope="session")
+def questions(rag_dataset_session):
+    return {q.id: q for q in rag_dataset_session.queries}
+"""
+
+SCOPED_TEST = """
+import pytest
+
+SEEN = []
+
+
+@pytest.fixture(scope="module")
+def module_ids(rag_dataset_module):
+    SEEN.append(rag_dataset_module)
+    return rag_dataset_module.query_ids
+
+
+def test_one(questions, module_ids, rag_dataset, rag_dataset_session):
+    assert sorted(questions) == list(module_ids) == {expected!r}
+    assert rag_dataset is rag_dataset_session  # loaded once: the same object
+
+
+def test_two(module_ids, rag_dataset_module, rag_dataset):
+    assert rag_dataset_module is rag_dataset and len(SEEN) == 1
+"""
+
+
+def test_session_and_module_scoped_dataset_fixtures(rag_pytester: pytest.Pytester) -> None:
+    rag_pytester.makeconftest(SCOPED_CONFTEST)
+    rag_pytester.makepyfile(test_rag=SCOPED_TEST.format(expected=["q1", "q2", "q3", "q4"]),
+                            test_other=SCOPED_TEST.format(expected=["q1", "q2", "q3", "q4"]))
+    result = rag_pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=4)
+
+
+def test_module_scoped_dataset_follows_the_module_marker(rag_pytester: pytest.Pytester) -> None:
+    (rag_pytester.path / "small.yaml").write_text("queries:\n  - {id: only, relevant: [a]}\n")
+    rag_pytester.makepyfile(test_rag="""
+import pytest
+
+pytestmark = pytest.mark.rag_dataset("small.yaml")
+
+
+@pytest.fixture(scope="module")
+def ids(rag_dataset_module):
+    return rag_dataset_module.query_ids
+
+
+def test_ids(ids, rag_dataset_session):
+    assert ids == ("only",)
+    assert rag_dataset_session.query_ids == ("q1", "q2", "q3", "q4")  # the ini's
+""")
+    result = rag_pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+
+
+def test_session_scoped_dataset_without_a_dataset_fails_with_the_hint(
+        pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_rag="def test_x(rag_dataset_session):\n    pass\n")
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*pytest-rag: no dataset configured*"])
