@@ -277,5 +277,6 @@ def resolve_inputs(dataset: Dataset | None, inputs: Mapping[str, Any],
         base, source=base.source if dataset is not None else SOURCE,
         documents=documents, chunks=chunks, expected_chunks=expected_chunks,
         expected_metadata=expected_metadata, vectors=vectors, queries=tuple(queries), run=run,
+        argument_inputs=base.argument_inputs | frozenset(given),
     )
 

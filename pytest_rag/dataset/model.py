@@ -206,6 +206,9 @@ class Dataset:
     expected:
         The file's ``expected`` section (``{stage: {key: value}}``), unused by
         evaluation.
+    argument_inputs:
+        The inputs that were passed as keyword arguments rather than read from
+        ``source``: errors about them name the argument, not the file.
     """
 
     source: str = "<arguments>"
@@ -218,6 +221,7 @@ class Dataset:
     queries: tuple[Query, ...] = ()
     run: Mapping[str, RunEntry] = field(default_factory=dict)
     expected: Mapping[str, Mapping[str, float | None]] | None = None
+    argument_inputs: frozenset[str] = field(default=frozenset(), compare=False)
 
     @functools.cached_property
     def document_by_id(self) -> dict[str, Document]:
@@ -244,6 +248,16 @@ class Dataset:
     @property
     def query_ids(self) -> tuple[str, ...]:
         return tuple(query.id for query in self.queries)
+
+    def run_place(self, query_id: str, name: str, rank: int) -> tuple[str, str]:
+        """The source and the place of item ``rank`` of a query's run list ``name``.
+
+        ``run.q1.retrieved_ids[0]`` of the file, or ``retrieved_ids['q1'][0]``
+        of ``<arguments>`` when that list was passed as a keyword argument.
+        """
+        if name in self.argument_inputs:
+            return "<arguments>", f"{name}[{query_id!r}][{rank}]"
+        return self.source, f"run.{query_id}.{name}[{rank}]"
 
     def run_entry(self, query_id: str) -> RunEntry | None:
         """The run entry of a query, or ``None`` when it has none."""

@@ -81,7 +81,7 @@ def list_overlap(dataset: Dataset, queries: Sequence[int], lists: Sequence[Seque
     if (chunk_rows < 0).any():
         bad = int(np.flatnonzero(chunk_rows < 0)[0])
         query_id = dataset.queries[queries[int(entry_slot[bad])]].id
-        raise DatasetError(dataset.source, f"run.{query_id}.{field}[{int(entry_rank[bad])}]",
+        raise DatasetError(*dataset.run_place(query_id, field, int(entry_rank[bad])),
                            f"unknown chunk {flat_ids[bad]!r}: token metrics need its span")
 
     slot_of_query = np.full(len(dataset.queries), -1, dtype=np.int64)

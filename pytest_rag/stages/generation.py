@@ -101,7 +101,7 @@ class _Context:
         for rank, chunk_id in enumerate(ids):
             row = index.get(chunk_id)
             if row is None:
-                raise DatasetError(dataset.source, f"run.{query_id}.context_ids[{rank}]",
+                raise DatasetError(*dataset.run_place(query_id, "context_ids", rank),
                                    f"unknown chunk {chunk_id!r}: context_grounding and "
                                    "unsupported_number_rate need its text")
             cached = self.cache.get(row)

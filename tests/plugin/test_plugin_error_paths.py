@@ -139,3 +139,18 @@ def test_bad_setting_in_a_call_fails_that_test(rag_pytester: pytest.Pytester) ->
     result = rag_pytester.runpytest(*RUN)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(["pytest-rag: rag.retrieval(): k must be *"])
+
+
+def test_unknown_chunk_passed_from_python_names_the_argument(pytester: pytest.Pytester) -> None:
+    # The gold file has no run section: the typo is in the test's argument.
+    pytester.makefile(".yaml", gold="documents: [{id: d, text: 'alpha beta gamma'}]\n"
+                                    "chunks: [{id: c0, start: 0, end: 10}]\n"
+                                    "queries: [{id: q1, expected_evidence: [{start: 0, end: 5}]}]\n")
+    pytester.makefile(".ini", pytest="[pytest]\nrag_dataset = gold.yaml\n")
+    pytester.makepyfile(test_rag="def test_retrieval(rag):\n"
+                                 "    rag.retrieval(retrieved_ids={'q1': ['c9']})\n")
+    result = pytester.runpytest(*RUN)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([exact("pytest-rag: <arguments>: retrieved_ids['q1'][0]: "
+                                       "unknown chunk 'c9': token metrics need its span")])
+    result.stdout.no_fnmatch_line("*run.q1*")

@@ -55,7 +55,7 @@ def test_budget_needs_a_setting() -> None:
 
 
 def test_unknown_context_chunk_is_an_error() -> None:
-    with pytest.raises(DatasetError, match=r"run\.q\.context_ids\[1\]: unknown chunk 'zz'"):
+    with pytest.raises(DatasetError, match=r"^<arguments>: context_ids\['q'\]\[1\]: unknown chunk 'zz'"):
         evaluate(["a", "zz"])
 
 

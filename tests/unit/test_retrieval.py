@@ -85,8 +85,26 @@ def test_unknown_chunk_is_an_error_only_within_k() -> None:
     common = dict(documents={"d": TEXT}, chunks=CHUNKS,
                   expected_evidence={"q": [{"doc_id": "d", "start": 0, "end": 5}]})
     assert evaluate(k=1, retrieved_ids={"q": ["c0", "nope"]}, **common).token_recall == 1.0
-    with pytest.raises(DatasetError, match=r"run\.q\.retrieved_ids\[1\]: unknown chunk 'nope'"):
+    # Passed as an argument: the message names the argument, not a run section.
+    with pytest.raises(DatasetError, match=r"^<arguments>: retrieved_ids\['q'\]\[1\]: unknown "
+                                           r"chunk 'nope'"):
         evaluate(k=2, retrieved_ids={"q": ["c0", "nope"]}, **common)
+
+
+def test_unknown_chunk_of_an_argument_names_the_argument_not_the_gold_file(tmp_path) -> None:
+    from pytest_rag import load_dataset
+
+    path = tmp_path / "gold.yaml"
+    path.write_text("documents: [{id: d, text: 'alpha beta gamma delta'}]\n"
+                    "chunks: [{id: c0, start: 0, end: 10}]\n"
+                    "queries: [{id: q, expected_evidence: [{start: 0, end: 5}]}]\n"
+                    "run: {q: {retrieved_ids: [c0, typo]}}\n", encoding="utf-8")
+    gold = load_dataset(path)
+    with pytest.raises(DatasetError, match=r"gold\.yaml: run\.q\.retrieved_ids\[1\]: unknown"):
+        RetrievalEvaluator(k=2).evaluate(gold)
+    with pytest.raises(DatasetError) as caught:
+        RetrievalEvaluator(k=2).evaluate(gold, retrieved_ids={"q": ["c0", "c1"]})
+    assert str(caught.value).startswith("<arguments>: retrieved_ids['q'][1]: unknown chunk 'c1'")
 
 
 def test_latency_percentiles_interpolate_linearly() -> None:
