@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from itertools import chain
 from typing import Any, Final, TypeVar
 
+from ..errors import unknown_names
 from .model import Dataset, Query, RunEntry, Vectors, assemble
 from .parser import (
     ID_LIST_FIELDS, MAX_GRADE, RUN_KEYS, Parser, check_vector_dimensions, describe_value,
@@ -135,7 +136,7 @@ def resolve_inputs(dataset: Dataset | None, inputs: Mapping[str, Any],
     allowed = ALL_INPUTS if accepted is None else accepted
     unknown = sorted(set(inputs) - allowed)
     if unknown:
-        raise TypeError(f"unexpected input(s) {', '.join(map(repr, unknown))}; "
+        raise TypeError(f"unexpected input(s) {unknown_names(unknown, allowed)}; "
                         f"accepted: {', '.join(sorted(allowed))}")
     base = dataset if dataset is not None else Dataset()
     given = {name: value for name, value in inputs.items() if value is not None}

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import difflib
 import math
 import numbers
 import operator
@@ -22,7 +21,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, NoReturn, SupportsInt, cast
 
-from ..errors import DatasetError
+from ..errors import DatasetError, did_you_mean
 from ..registry import REGISTRY, STAGES
 from ..text.locate import locate
 from .bounded_read import FileTooLarge, NotARegularFile, read_bounded
@@ -180,9 +179,7 @@ class Parser:
             if not isinstance(key, str):
                 self.fail(place, f"keys must be strings, got {describe_value(key)}")
             if allowed is not None and key not in allowed:
-                hint = difflib.get_close_matches(key, allowed, n=1)
-                suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
-                self.fail(_join(place, key), f"unknown key{suggestion}")
+                self.fail(_join(place, key), f"unknown key{did_you_mean(key, allowed)}")
         for key in required:
             if value.get(key) is None:
                 self.fail(place, f"missing required key {key!r}")

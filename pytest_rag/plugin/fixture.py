@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ..errors import DatasetError
+from ..errors import DatasetError, unknown_names
 from ..registry import STAGES, MetricSpec
 from ..stages.checks import Comparison, MetricRef, MetricValue
 
@@ -106,7 +106,7 @@ class Rag:
         unknown = sorted(set(inputs) - accepted)
         if unknown:
             pytest.fail(f"pytest-rag: rag.{stage}() got unexpected argument(s) "
-                        f"{', '.join(map(repr, unknown))}; inputs: {', '.join(sorted(accepted))}; "
+                        f"{unknown_names(unknown, [*accepted, *names])}; inputs: {', '.join(sorted(accepted))}; "
                         f"settings: {', '.join(names) or 'none'}", pytrace=False)
         dataset = self._dataset()
         if dataset is None and not inputs:
@@ -178,7 +178,7 @@ class Rag:
         unknown = sorted(set(settings) - known)
         if unknown:
             raise TypeError(f"rag.evaluate() takes settings only ({', '.join(sorted(known))}); "
-                            f"got {', '.join(unknown)}")
+                            f"got {unknown_names(unknown, known)}")
         if self._dataset() is None:
             pytest.fail("pytest-rag: rag.evaluate() needs a dataset: set the ini option "
                         "rag_dataset, pass --rag-dataset or mark the test with "

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..dataset.model import Dataset
+from ..errors import unknown_names
 from ..registry import STAGES
 from ._base import StageEvaluator
 from .augmentation import AugmentationEvaluator
@@ -63,4 +64,9 @@ def evaluate_dataset(dataset: Dataset, stages: Iterable[str] | None = None,
                         f"got {stages!r}")
     else:
         chosen = list(stages)
+    known = {name for cls in EVALUATORS.values() for name in cls.settings_names}
+    unknown = sorted(set(settings) - known)
+    if unknown:
+        raise TypeError(f"unexpected setting(s) {unknown_names(unknown, known)}; "
+                        f"settings: {', '.join(sorted(known))}")
     return {stage: make_evaluator(stage, **settings).evaluate(dataset) for stage in chosen}

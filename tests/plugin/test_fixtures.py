@@ -242,7 +242,8 @@ def test_unknown_input_fails_with_what_is_accepted(rag):
     result = rag_pytester.runpytest("-p", "no:cacheprovider")
     result.assert_outcomes(passed=3, failed=1)
     result.stdout.fnmatch_lines(["*pytest-rag: rag.retrieval() got unexpected argument(s) "
-                                 "'retreived_ids'; inputs: *retrieved_ids*; settings: k*"])
+                                 "'retreived_ids' (did you mean 'retrieved_ids'?); "
+                                 "inputs: *retrieved_ids*; settings: k*"])
 
 
 QUICKSTART_SETTINGS_TEST = """
@@ -285,6 +286,8 @@ def test_evaluate_takes_settings(rag):
 def test_evaluate_rejects_inputs(rag):
     with pytest.raises(TypeError, match="takes settings only"):
         rag.evaluate(retrieved_ids={})
+    with pytest.raises(TypeError, match="got 'kk' .did you mean 'k'."):
+        rag.evaluate(kk=3)
 """
 
 

@@ -323,12 +323,21 @@ def test_new_chunk_vectors_are_checked_against_the_dataset_query_vectors(gold: D
 
 
 def test_unknown_argument_is_a_type_error() -> None:
-    with pytest.raises(TypeError, match=r"^unexpected input\(s\) 'retrived_ids'; accepted: "):
+    with pytest.raises(TypeError, match=r"^unexpected input\(s\) 'retrived_ids' \(did you mean "
+                                        r"'retrieved_ids'\?\); accepted: "):
         resolve_inputs(None, {"retrived_ids": {}})
     with pytest.raises(TypeError, match=r"^unexpected input\(s\) 'answer'; accepted: chunks, "
                                         r"documents, expected_evidence, queries, relevant, "
                                         r"retrieval_latency_ms, retrieved_ids$"):
         RetrievalEvaluator().evaluate(answer={"q1": "x"})
+
+
+def test_unknown_setting_of_evaluate_dataset_suggests_the_closest() -> None:
+    from pytest_rag import evaluate_dataset
+
+    with pytest.raises(TypeError, match=r"^unexpected setting\(s\) 'kk' \(did you mean 'k'\?\); "
+                                        r"settings: "):
+        evaluate_dataset(resolve_inputs(None, {}), kk=3)
 
 
 def test_dataset_must_be_a_dataset() -> None:

@@ -120,5 +120,6 @@ def test_bad_k_is_a_value_error(k: object) -> None:
 
 
 def test_unknown_input_is_a_type_error() -> None:
-    with pytest.raises(TypeError, match="unexpected input.*'retreived_ids'"):
+    with pytest.raises(TypeError, match=r"unexpected input.*'retreived_ids' \(did you mean "
+                                        r"'retrieved_ids'\?\); accepted"):
         RetrievalEvaluator().evaluate(retreived_ids={})
