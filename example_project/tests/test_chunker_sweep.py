@@ -29,6 +29,7 @@ SWEEP = [
 ]
 
 
+@pytest.mark.rag_sweep  # one knob, the chunker, on the same data: star the best
 @pytest.mark.parametrize(("chunker", "params"), SWEEP)
 def test_chunker_sweep(chunker: str, params: dict[str, Any], chroma_gold: Dataset,
                        chroma_documents: list[Document], top_k: int, rag) -> None:

@@ -26,6 +26,7 @@ def timed_search(bench: Bench, method: str, k: int
     return retrieved, latency
 
 
+@pytest.mark.rag_sweep  # one knob, the retriever, on the same data: star the best
 @pytest.mark.parametrize("method", sorted(FLOORS))
 def test_retriever(method: str, chroma: Bench, top_k: int, rag) -> None:
     retrieved, latency = timed_search(chroma, method, top_k)

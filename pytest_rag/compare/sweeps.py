@@ -9,7 +9,7 @@ per metric that differs between variants, and the best value of each column
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,6 +46,9 @@ class Sweep:
     values: tuple[tuple[float | None, ...], ...]
     best: tuple[tuple[int, ...], ...]
     same: int = 0
+    #: Whether the variants sweep one knob (``@pytest.mark.rag_sweep``), so that a
+    #: best value means something; without it no best is marked.
+    starred: bool = True
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -65,11 +68,15 @@ def _best(values: Sequence[float | None], direction: str) -> tuple[int, ...]:
     return tuple(i for v, i in measured if v == target)
 
 
-def find_sweeps(entries: Sequence[Any], directions: Mapping[str, str]) -> list[Sweep]:
+def find_sweeps(entries: Sequence[Any], directions: Mapping[str, str],
+                marked: Collection[str] | None = None) -> list[Sweep]:
     """Group scorecard entries (with ``nodeid``, ``stage`` and ``rows``) into sweeps.
 
     ``directions`` maps ``"stage.key"`` to ``"higher"``, ``"lower"`` or ``"info"``.
     Only test functions with at least two variants of a stage form a sweep.
+    ``marked``: the test functions (node ids without the parameter part) whose
+    variants sweep one knob; the others (``[chroma]``, ``[clapnq]``: different
+    datasets) are shown side by side with no best.  ``None``: all of them.
     """
     groups: dict[tuple[str, str], list[tuple[str, Any]]] = {}
     for entry in entries:
@@ -87,10 +94,11 @@ def find_sweeps(entries: Sequence[Any], directions: Mapping[str, str]) -> list[S
                    if len({table.get(key) for table in tables}) > 1
                    and any(table.get(key) is not None for table in tables)]
         values = tuple(tuple(table.get(key) for key in varying) for table in tables)
+        starred = marked is None or base in marked
         best = tuple(_best([row[j] for row in values], directions.get(f"{stage}.{key}", "info"))
-                     for j, key in enumerate(varying))
+                     if starred else () for j, key in enumerate(varying))
         sweeps.append(Sweep(base, stage, variants, tuple(varying), values, best,
-                            len(keys) - len(varying)))
+                            len(keys) - len(varying), starred))
     return sweeps
 
 
@@ -108,7 +116,8 @@ def _short(text: str, limit: int) -> str:
 def sweep_lines(sweep: Sweep, width: int = 80) -> list[str]:
     """The sweep as terminal tables of at most ``width`` columns (metrics split across tables)."""
     out = [f"{terminal_text(sweep.test)} [{sweep.stage}]: {len(sweep.variants)} variants "
-           "(* best per column)"]
+           + ("(* best per column)" if sweep.starred else
+              "(not a rag_sweep)")]
     if not sweep.metrics:
         return [*out, "  every metric is equal in every variant"]
     names = [_short(terminal_text(v), 28) for v in sweep.variants]

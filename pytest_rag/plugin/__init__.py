@@ -62,6 +62,10 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers", "rag_dataset(path): the gold dataset for this test's rag_dataset and rag "
                    "fixtures (relative to the test file)")
     config.addinivalue_line(
+        "markers", "rag_sweep: the parametrized variants of this test sweep one knob (a "
+                   "chunker size, a retriever) on the same data: the sweep table stars the "
+                   "best value of each metric")
+    config.addinivalue_line(
         "markers", "rag_threshold(*exprs): thresholds like 'retrieval.recall_at_k >= 0.8' for "
                    "every report of that stage this test records")
     from .options import RagOptions

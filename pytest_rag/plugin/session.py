@@ -93,6 +93,7 @@ class RagSession:
         self.outcomes: dict[str, str] = {}
         self.collected: set[str] = set()
         self.order: list[str] = []  # node ids in collection order
+        self.sweep_tests: set[str] = set()  # test functions marked rag_sweep
         self.partial = bool(config.option.keyword or config.option.markexpr)
         self.collection_errors = False
         self.notes: list[str] = []
@@ -225,6 +226,7 @@ class RagSession:
                      if diff.failed] if not self.options.update else []
         message = _message(failures, regressed, self.options.baseline_path.name, titles)
         payload = {
+            "sweep": item.get_closest_marker("rag_sweep") is not None,
             "records": [record.to_json() for record in records],
             "checks": [check.to_json() for stage_checks in checks.values() for check in stage_checks],
             "diffs": [_diff_json(diff) for stage_diffs in diffs.values() for diff in stage_diffs],
@@ -325,7 +327,10 @@ class RagSession:
         if report.when != "call" or not payload:
             return
         from ..compare.records import CheckRecord, StageRecord
+        from ..compare.sweeps import split_nodeid
 
+        if payload.get("sweep"):
+            self.sweep_tests.add(split_nodeid(report.nodeid)[0])
         for data in payload["records"]:
             self.records = [r for r in self.records
                             if (r.nodeid, r.stage) != (data["nodeid"], data["stage"])]
@@ -405,7 +410,8 @@ class RagSession:
         from ..reports.scorecard import build_scorecard
 
         self.scorecard = build_scorecard(self.records, self.checks, self.diffs, self.specs,
-                                         self.outcomes, self.order)
+                                         self.outcomes, self.order,
+                                         frozenset(self.sweep_tests))
         scorecard = self.scorecard
         writers = ((self.options.report_json, _write_json_report),
                    (self.options.report_md, _append_markdown_report),

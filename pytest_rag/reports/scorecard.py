@@ -155,7 +155,7 @@ def _row(record: StageRecord, key: str, spec: MetricSpec | None,
 def build_scorecard(records: Iterable[StageRecord], checks: Iterable[CheckRecord] | Mapping[
         tuple[str, str], Sequence[CheckRecord]], diffs: Mapping[tuple[str, str], Sequence[MetricDiff]],
         specs: Mapping[str, MetricSpec], outcomes: Mapping[str, str] | None = None,
-        order: Sequence[str] = ()) -> Scorecard:
+        order: Sequence[str] = (), sweep_tests: frozenset[str] | None = None) -> Scorecard:
     """Assemble the scorecard; ``checks`` and ``diffs`` are keyed by ``(nodeid, stage)``.
 
     Entries follow ``order`` (the session's collection order, so parametrized
@@ -177,7 +177,7 @@ def build_scorecard(records: Iterable[StageRecord], checks: Iterable[CheckRecord
         entries.append(ScoreEntry(record.nodeid, record.stage, dict(record.settings), rows,
                                   dict(record.per_query),
                                   (outcomes or {}).get(record.nodeid, "passed"), worse))
-    return Scorecard(tuple(entries))
+    return Scorecard(tuple(entries), sweep_tests)
 
 
 @dataclass(frozen=True)
@@ -185,12 +185,16 @@ class Scorecard:
     """Every recorded stage of the session, in collection order, then by stage."""
 
     entries: tuple[ScoreEntry, ...] = ()
+    #: Test functions marked ``@pytest.mark.rag_sweep`` (node ids without the
+    #: parameter part); ``None``: every group of variants is a sweep.
+    sweep_tests: frozenset[str] | None = None
 
     def sweeps(self) -> list[Sweep]:
-        """Parametrized variants of one test and stage, grouped for comparison."""
+        """Parametrized variants of one test and stage, grouped for comparison; a best
+        value is marked only in sweeps of one knob (see :attr:`sweep_tests`)."""
         directions = {f"{entry.stage}.{row.key}": row.direction
                       for entry in self.entries for row in entry.rows}
-        return find_sweeps(self.entries, directions)
+        return find_sweeps(self.entries, directions, self.sweep_tests)
 
     def counts(self) -> dict[str, int]:
         """How many rows have each status, plus ``stages``."""

@@ -149,6 +149,7 @@ ORDERED = """
 import pytest
 
 
+@pytest.mark.rag_sweep
 @pytest.mark.parametrize("size, overlap", [(200, 0), (1500, 200), (400, 50)],
                          ids=["200-0", "1500-200", "400-50"])
 def test_sweep(rag, size, overlap):
@@ -171,3 +172,31 @@ def test_sweep_rows_keep_the_parametrize_order(pytester: pytest.Pytester,
     # The scorecard lists the tests in the same order.
     headers = [line for line in lines if line.startswith("test_order.py::test_sweep[")]
     assert [h.split("[")[1].split("]")[0] for h in headers] == ["200-0", "1500-200", "400-50"]
+
+
+DATASETS = """
+import pytest
+
+{marker}
+@pytest.mark.parametrize("bench", ["chroma", "clapnq"])
+def test_across(rag, bench):
+    hits = {{"chroma": ["a"], "clapnq": ["x"]}}[bench]
+    rag.retrieval(queries=[{{"id": "q1"}}], relevant={{"q1": ["a"]}},
+                  retrieved_ids={{"q1": hits}}, k=1)
+"""
+
+
+@pytest.mark.parametrize("marked", [False, True], ids=["datasets", "rag_sweep"])
+def test_a_best_is_starred_only_in_a_marked_sweep(pytester: pytest.Pytester,
+                                                  marked: bool) -> None:
+    pytester.makepyfile(test_across=DATASETS.format(
+        marker="@pytest.mark.rag_sweep" if marked else ""))
+    result = pytester.runpytest("-p", "no:cacheprovider", "-W", "error::pytest.PytestUnknownMarkWarning")
+    result.assert_outcomes(passed=2)
+    if marked:
+        result.stdout.fnmatch_lines(["*test_across [[]retrieval[]]: 2 variants (? best per column)",
+                                     "*chroma*1.000[*]*"])
+    else:
+        result.stdout.fnmatch_lines(["*test_across [[]retrieval[]]: 2 variants (not a "
+                                     "rag_sweep)"])
+        assert "1.000*" not in result.stdout.str()
