@@ -73,6 +73,10 @@ def _table(rows: Sequence[tuple[str, ...]], width: int) -> list[str]:
             for line in (headers, ["-" * size for size in widths], *cells)]
 
 
+#: Row statuses that make the default scorecard show their stage report.
+ATTENTION = frozenset({"FAIL", "REGRESSED", "LOST", "within noise", "improved", "new"})
+
+
 @dataclass(frozen=True)
 class ScoreRow:
     """One metric of one recorded stage."""
@@ -217,14 +221,23 @@ class Scorecard:
 
     # -- terminal ---------------------------------------------------------------
     def lines(self, *, full: bool = False, width: int = 80) -> list[str]:
-        """The terminal scorecard; ``full`` lists every metric, else the checked or changed ones.
+        """The terminal scorecard; ``full`` lists every stage report and metric.
 
-        Every line fits in ``width`` columns, except a header whose node id alone is longer.
+        Otherwise only what needs attention: stage reports of failed tests and
+        those with a metric below its threshold, regressed, no longer measured,
+        within noise, improved or new (shown with their checked or changed
+        metrics, the others counted in one line); the rest is counted in one
+        line.  Every line fits in ``width`` columns.
         """
         import textwrap
 
         out: list[str] = []
+        quiet = 0
         for entry in self.entries:
+            if not full and entry.outcome != "failed" and not any(
+                    row.status in ATTENTION for row in entry.rows):
+                quiet += 1
+                continue
             settings = ", ".join(f"{k}={_short(v)}" for k, v in entry.settings.items()
                                  if v is not None)
             header = terminal_text(f"{entry.nodeid} [{entry.stage}]"
@@ -242,6 +255,10 @@ class Scorecard:
                 what = "unchanged against the baseline" if baselined else "not checked"
                 out.append(f"  {hidden} {'more ' if rows else ''}metric{'s' if hidden != 1 else ''} "
                            f"{what} (-v lists them)")
+        if quiet:
+            out.append(f"{quiet} {'more ' if len(self.entries) > quiet else ''}stage "
+                       f"report{'s' if quiet != 1 else ''} with nothing to flag "
+                       "(-v lists them)")
         for sweep in self.sweeps():
             out.extend(sweep_lines(sweep, width))
         if self.entries:

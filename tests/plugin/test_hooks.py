@@ -56,9 +56,10 @@ def custom(rag_pytester: pytest.Pytester) -> pytest.Pytester:
 
 def test_custom_metric_is_recorded_everywhere(custom: pytest.Pytester) -> None:
     result = custom.runpytest("-p", "no:cacheprovider", "--rag-update-baseline",
-                              "--rag-report=report.json", "--junitxml=junit.xml")
+                              "--rag-report=report.json", "--junitxml=junit.xml",
+                              "--rag-scorecard=full")
     result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines(["*mean_found *1.000 *>= 0.5 *ok"])  # checked: in the summary
+    result.stdout.fnmatch_lines(["*mean_found *1.000 *>= 0.5 *ok"])  # in the scorecard
     metric = json.loads((custom.path / BASELINE).read_text())["tests"][
         "test_rag.py::test_retrieval"]["retrieval"]["metrics"]["mean_found"]
     assert metric == {"value": 1.0, "direction": "higher", "tolerance": 0.01, "relative": False}

@@ -15,22 +15,26 @@ SECTION = "=* RAG scorecard =*"
 def test_summary_shows_checked_rows_only(rag_pytester: pytest.Pytester) -> None:
     result = rag_pytester.runpytest(*RUN, "--rag-threshold", "retrieval.recall_at_k >= 0.5")
     result.assert_outcomes(passed=1)
-    assert scorecard_lines(result) == [
+    # Every threshold holds: nothing needs attention.
+    assert scorecard_lines(result) == ["1 stage report with nothing to flag (-v lists them)",
+                                       "1 stage report"]
+    # A failing one shows the stage report, with its checked rows only.
+    result = rag_pytester.runpytest(*RUN, "--rag-threshold", "retrieval.recall_at_k >= 0.5",
+                                    "--rag-threshold", "retrieval.hit_at_k >= 0.9")
+    assert scorecard_lines(result)[:4] == [
         "test_rag.py::test_retrieval [retrieval] (k=2)",
         "  metric       value  threshold  status",
         "  -----------  -----  ---------  ------",
         "  recall_at_k  0.667  >= 0.5     ok",
-        "  12 more metrics not checked (-v lists them)",
-        "1 stage report",
     ]
 
 
 def test_summary_without_checks_lists_no_rows(rag_pytester: pytest.Pytester) -> None:
     result = rag_pytester.runpytest(*RUN)
     result.stdout.fnmatch_lines([SECTION])
+    # Nothing needs attention: one line says so, and -v lists it.
     assert scorecard_lines(result) == [
-        "test_rag.py::test_retrieval [retrieval] (k=2)",
-        "  13 metrics not checked (-v lists them)",
+        "1 stage report with nothing to flag (-v lists them)",
         "1 stage report",
     ]
 
@@ -91,7 +95,7 @@ def test_bad_mode_is_a_usage_error(rag_pytester: pytest.Pytester) -> None:
 def test_shown_under_plain_pytest_with_capture(rag_pytester: pytest.Pytester) -> None:
     result = rag_pytester.runpytest_subprocess(*RUN)
     result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines([SECTION, "test_rag.py::test_retrieval [[]retrieval[]] (k=2)",
+    result.stdout.fnmatch_lines([SECTION, "1 stage report with nothing to flag (-v lists them)",
                                  "1 stage report"])
 
 
@@ -163,7 +167,8 @@ def test_sweep(rag, size, overlap):
 def test_sweep_rows_keep_the_parametrize_order(pytester: pytest.Pytester,
                                                workers: tuple[str, ...]) -> None:
     pytester.makepyfile(test_order=ORDERED)
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", *workers)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--rag-scorecard=full",
+                                           *workers)
     result.assert_outcomes(passed=3)
     lines = result.stdout.lines
     start = next(i for i, line in enumerate(lines) if "variants (* best per column)" in line)
@@ -200,3 +205,30 @@ def test_a_best_is_starred_only_in_a_marked_sweep(pytester: pytest.Pytester,
         result.stdout.fnmatch_lines(["*test_across [[]retrieval[]]: 2 variants (not a "
                                      "rag_sweep)"])
         assert "1.000*" not in result.stdout.str()
+
+
+QUIET_AND_LOUD = """
+def test_quiet_{n}(rag):
+    rag.retrieval(queries=[{{"id": "q1"}}], relevant={{"q1": ["a"]}},
+                  retrieved_ids={{"q1": ["a"]}}, k=1)
+"""
+
+
+def test_a_passing_run_prints_only_what_needs_attention(pytester: pytest.Pytester) -> None:
+    """Nine quiet tests and one with a failing threshold: the default scorecard shows
+    the one, and a single line for the nine (it printed ~110 lines for nine tests)."""
+    pytester.makepyfile(test_many="".join(QUIET_AND_LOUD.format(n=n) for n in range(9)) + """
+def test_loud(rag):
+    rag.retrieval(queries=[{"id": "q1"}], relevant={"q1": ["a"]},
+                  retrieved_ids={"q1": ["x"]}, k=1)
+""")
+    result = pytester.runpytest(*RUN, "--rag-threshold", "retrieval.recall_at_k >= 0.5")
+    result.assert_outcomes(passed=9, failed=1)
+    lines = scorecard_lines(result)
+    assert lines[0] == "test_many.py::test_loud [retrieval] (k=1)"
+    assert "9 more stage reports with nothing to flag (-v lists them)" in lines
+    assert not any(line.startswith("test_many.py::test_quiet") for line in lines)
+    assert len(lines) <= 10
+    full = scorecard_lines(pytester.runpytest(*RUN, "-v", "--rag-threshold",
+                                              "retrieval.recall_at_k >= 0.5"))
+    assert sum(line.startswith("test_many.py::test_quiet") for line in full) == 9

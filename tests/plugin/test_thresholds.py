@@ -128,7 +128,8 @@ def test_cli_beats_ini_and_ini_applies_alone(rag_pytester: pytest.Pytester) -> N
 
 
 def test_scorecard_shows_the_threshold_that_applied(precedence: pytest.Pytester) -> None:
-    result = precedence.runpytest("-p", "no:cacheprovider", "-k", "symbolic or class_marker")
+    result = precedence.runpytest("-p", "no:cacheprovider", "-k", "symbolic or class_marker",
+                                  "--rag-scorecard=full")  # thresholds that hold: quiet by default
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines([
         "test_rag.py::TestClass::test_class_marker [[]retrieval[]] (k=2)",
