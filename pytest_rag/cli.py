@@ -102,6 +102,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def _evaluate(args: argparse.Namespace, out: TextIO) -> int:
     from .dataset.loading import load_dataset
+    from .reports.formatting import settings_text
     from .reports.tables import measured, report_table, reports_json
     from .stages.evaluate import evaluate_dataset, evaluator_settings
 
@@ -120,8 +121,7 @@ def _evaluate(args: argparse.Namespace, out: TextIO) -> int:
         return EXIT_OK
     shown = measured(reports.values())
     for report in shown:
-        settings = ", ".join(f"{key}={value}" for key, value in report.settings.items()
-                             if value is not None)
+        settings = settings_text(report.settings)
         out.write(f"{report.stage}" + (f" ({settings})" if settings else "") + "\n")
         out.write(report_table(report) + "\n\n")
     skipped = [stage for stage, report in reports.items() if report not in shown]

@@ -45,6 +45,7 @@ from html import escape
 from typing import TYPE_CHECKING, Any
 
 from ..registry import REGISTRY, MetricSpec
+from .formatting import settings_text
 from .svg import BASELINE, CURRENT, WORSE, Marker, Series, bar, bin_counts, histogram
 
 if TYPE_CHECKING:
@@ -225,8 +226,7 @@ def _status(status: str) -> str:
 
 
 def _settings(entry: ScoreEntry) -> str:
-    shown = ", ".join(f"{key}={json.dumps(value, ensure_ascii=False)}"
-                      for key, value in entry.settings.items() if value is not None)
+    shown = settings_text(entry.settings)
     if not shown:
         return ""
     data = json.dumps(dict(entry.settings), sort_keys=True, ensure_ascii=False)

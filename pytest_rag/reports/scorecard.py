@@ -15,6 +15,7 @@ from ..compare.baseline import MetricDiff
 from ..compare.records import REPORT_FORMAT, REPORT_VERSION, CheckRecord, StageRecord
 from ..compare.sweeps import Sweep, find_sweeps, sweep_lines, sweep_markdown
 from ..escaping import markdown_code, terminal_text
+from .formatting import setting_text
 from ..registry import MetricSpec
 
 __all__ = ["ScoreEntry", "ScoreRow", "Scorecard", "build_scorecard"]
@@ -238,8 +239,8 @@ class Scorecard:
                     row.status in ATTENTION for row in entry.rows):
                 quiet += 1
                 continue
-            settings = ", ".join(f"{k}={_short(v)}" for k, v in entry.settings.items()
-                                 if v is not None)
+            settings = ", ".join(f"{k}={_short(setting_text(v))}"
+                                 for k, v in entry.settings.items() if v is not None)
             header = terminal_text(f"{entry.nodeid} [{entry.stage}]"
                                    + (f" ({settings})" if settings else ""))
             out.append(header if len(header) <= width else header[:width - 1] + "…")

@@ -235,3 +235,16 @@ def test_settings_flags_of_evaluate(tmp_path: Path, small_file: Path) -> None:
     assert status == 0, err
     status, out, err = run_cli("evaluate", str(small_file), "--size-limits", "5", "3")
     assert status == 2 and err == "pytest-rag: error: --size-limits: min 5 is greater than max 3\n"
+
+
+def test_settings_print_one_way_in_every_output(small_file: Path) -> None:
+    """``size_limits`` printed as ``(1, 3)`` from the command line and ``[1, 3]`` in the
+    scorecard; one rule now (JSON notation), from one module."""
+    from pytest_rag.reports.formatting import settings_text
+
+    status, out, err = run_cli("evaluate", str(small_file), "--size-limits", "1", "3",
+                               "--abstain-phrase", "no idea")
+    assert status == 0, err
+    assert "chunking (size_limits=[1, 3], boundary_tolerance=0)" in out
+    assert settings_text({"size_limits": (1, 3), "abstain_phrases": ("no idea",),
+                          "k": 5, "x": None}) == 'size_limits=[1, 3], abstain_phrases=["no idea"], k=5'
