@@ -98,7 +98,7 @@ def read_json_file(path: Path, kind: str, *, missing_hint: str = "",
     except NotARegularFile as error:
         raise BaselineError(f"{where} {error}{corrupt_hint}") from None
     except FileTooLarge as error:
-        raise BaselineError(f"{where} is {error.size} bytes or more, over the limit of "
+        raise BaselineError(f"{where} is {error.size_text()}, over the limit of "
                             f"{size_limit_text()}{corrupt_hint}") from None
     except UnicodeDecodeError as error:
         raise BaselineError(f"{where} is not UTF-8 text ({error.reason} at byte {error.start})"

@@ -29,12 +29,21 @@ class NotARegularFile(OSError):
 
 
 class FileTooLarge(OSError):
-    """The file holds more than the limit; ``size`` is what it reports (at least limit + 1)."""
+    """The file holds more than ``limit`` bytes.
 
-    def __init__(self, size: int, limit: int) -> None:
+    ``size`` is the size the file reports when ``exact``; otherwise (a file that
+    grew while it was read) a lower bound: what was read before stopping.
+    """
+
+    def __init__(self, size: int, limit: int, *, exact: bool) -> None:
         super().__init__(f"is over the limit of {limit} bytes")
         self.size = size
         self.limit = limit
+        self.exact = exact
+
+    def size_text(self) -> str:
+        """The size for a message: ``"600 bytes"``, or ``"600 bytes or more"``."""
+        return f"{self.size} bytes" if self.exact else f"{self.size} bytes or more"
 
 
 def read_bounded(path: Path | str, limit: int) -> bytes:
@@ -56,7 +65,7 @@ def read_bounded(path: Path | str, limit: int) -> bytes:
             kind = next((name for test, name in _KINDS if test(info.st_mode)), "not a file")
             raise NotARegularFile(kind)
         if info.st_size > limit:
-            raise FileTooLarge(info.st_size, limit)
+            raise FileTooLarge(info.st_size, limit, exact=True)
         chunks: list[bytes] = []
         remaining = limit + 1
         while remaining > 0:
@@ -67,7 +76,7 @@ def read_bounded(path: Path | str, limit: int) -> bytes:
             remaining -= len(chunk)
         data = b"".join(chunks)
         if len(data) > limit:  # it grew while being read
-            raise FileTooLarge(max(len(data), info.st_size), limit)
+            raise FileTooLarge(len(data), limit, exact=False)
         return data
     finally:
         os.close(handle)

@@ -136,7 +136,7 @@ def load_dataset(path: str | os.PathLike[str], *, allow_outside_paths: bool = Fa
     file = Path(path)
     source = str(path)
     try:
-        info = file.stat()
+        file.stat()
     except (FileNotFoundError, NotADirectoryError):
         raise DatasetError(source, "", "file not found") from None
     except (OSError, ValueError) as error:
@@ -147,15 +147,12 @@ def load_dataset(path: str | os.PathLike[str], *, allow_outside_paths: bool = Fa
     if file.suffix.lower() not in (".json", ".yaml", ".yml"):
         raise DatasetError(source, "", f"unknown file type {file.suffix or '(no extension)'!r}: "
                                        "use .yaml, .yml or .json")
-    if info.st_size > MAX_FILE_BYTES:
-        raise DatasetError(source, "", f"file is {info.st_size} bytes, over the limit of "
-                                       f"{size_limit_text()}")
     try:
         text = read_bounded(file, MAX_FILE_BYTES).decode("utf-8-sig")
     except NotARegularFile as error:
         raise DatasetError(source, "", str(error)) from None
     except FileTooLarge as error:
-        raise DatasetError(source, "", f"file is {error.size} bytes or more, over the limit of "
+        raise DatasetError(source, "", f"file is {error.size_text()}, over the limit of "
                                        f"{size_limit_text()}") from None
     except UnicodeDecodeError as error:
         raise DatasetError(source, "", f"not UTF-8 text ({error.reason} at byte {error.start})"

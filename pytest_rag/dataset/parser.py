@@ -375,10 +375,6 @@ class Parser:
                                  "on the command line, or the ini option "
                                  "rag_allow_outside_paths)")
         try:
-            size = path.stat().st_size
-            if size > MAX_FILE_BYTES:
-                self.fail(place, f"document file {name!r} is {size} bytes, over the limit of "
-                                 f"{size_limit_text()}")
             # Bytes, then decode: no newline translation, offsets refer to the exact text.
             return read_bounded(path, MAX_FILE_BYTES).decode("utf-8")
         except NotARegularFile as error:
@@ -386,7 +382,7 @@ class Parser:
                 self.fail(place, f"document file {name!r} is a directory ({str(path)!r})")
             self.fail(place, f"document file {name!r} {error} ({str(path)!r})")
         except FileTooLarge as error:
-            self.fail(place, f"document file {name!r} is {error.size} bytes or more, over the "
+            self.fail(place, f"document file {name!r} is {error.size_text()}, over the "
                              f"limit of {size_limit_text()}")
         except (FileNotFoundError, NotADirectoryError):
             self.fail(place, f"document file {name!r} not found (looked at {str(path)!r})")

@@ -32,6 +32,7 @@ def test_a_regular_file_reads_whole(tmp_path: Path) -> None:
     with pytest.raises(FileTooLarge) as raised:
         read_bounded(path, 99)
     assert raised.value.size == 100
+    assert raised.value.size_text() == "100 bytes"  # the size the file reports: exact
 
 
 @needs_posix
