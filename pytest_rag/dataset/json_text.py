@@ -13,7 +13,9 @@ from __future__ import annotations
 import re
 import sys
 
-__all__ = ["big_integer_place", "line_column", "lone_surrogate_place"]
+from ..text.locate import line_column
+
+__all__ = ["big_integer_place", "lone_surrogate_place"]
 
 # A string (skipped whole, so digits and escapes inside it are not numbers) or a number.
 # An integer, not the digits of a float (``1.5``, ``1e5``), which convert at any length.
@@ -21,13 +23,6 @@ _STRING_OR_LONG_NUMBER = re.compile(r'"(?:[^"\\]|\\.)*"|(?<![\d.eE+])(-?\d{%d,})
 # An escape sequence inside a string: \\ (skipped) or a \u escape of a surrogate.
 _ESCAPE = re.compile(r"\\\\|\\u([dD][89abAB][0-9a-fA-F]{2})(\\u[dD][c-fC-F][0-9a-fA-F]{2})?"
                      r"|\\u[dD][c-fC-F][0-9a-fA-F]{2}")
-
-
-def line_column(text: str, offset: int) -> str:
-    """``"line L, column C"`` (both from 1) of ``offset`` in ``text``."""
-    line = text.count("\n", 0, offset) + 1
-    column = offset - (text.rfind("\n", 0, offset) + 1) + 1
-    return f"line {line}, column {column}"
 
 
 def lone_surrogate_place(text: str) -> str | None:

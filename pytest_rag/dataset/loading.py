@@ -14,19 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DatasetError
+from ..text.locate import line_column
 from .bounded_read import FileTooLarge, NotARegularFile, read_bounded
 from .json_text import big_integer_place, lone_surrogate_place
 from .model import Dataset
 from .parser import MAX_FILE_BYTES, parse_dataset, size_limit_text
 
 __all__ = ["load_dataset"]
-
-
-def _position(text: str, index: int) -> str:
-    """``line L, column C`` (both from 1) of a character index."""
-    line = text.count("\n", 0, index) + 1
-    column = index - (text.rfind("\n", 0, index) + 1) + 1
-    return f"line {line}, column {column}"
 
 
 class _DuplicateKey(Exception):
@@ -66,7 +60,7 @@ def _json_duplicate_place(text: str) -> tuple[str, str] | None:
             seen: set[str] = set()
             for key, pos in keys_of(s, end - 1):
                 if key in seen:
-                    found.append((key, _position(s, pos)))
+                    found.append((key, line_column(s, pos)))
                     raise _DuplicateKey
                 seen.add(key)
         return dict(pairs), new_end

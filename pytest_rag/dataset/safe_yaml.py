@@ -7,6 +7,7 @@ from typing import Any
 import yaml
 
 from ..errors import DatasetError
+from ..text.locate import line_column
 
 __all__ = ["load_yaml"]
 
@@ -168,12 +169,9 @@ def load_yaml(text: str, source: str) -> object:
         place = f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         raise DatasetError(source, place, f"invalid YAML: {_problem(error)}") from None
     except yaml.reader.ReaderError as error:
-        index = error.position
-        line = text.count("\n", 0, index) + 1
-        column = index - (text.rfind("\n", 0, index) + 1) + 1
         character = (f"#x{error.character:04x}" if isinstance(error.character, int)
                      else repr(error.character))
-        raise DatasetError(source, f"line {line}, column {column}",
+        raise DatasetError(source, line_column(text, error.position),
                            f"invalid YAML: character {character} is not allowed") from None
     except yaml.YAMLError as error:
         raise DatasetError(source, "", f"invalid YAML: {error}") from None

@@ -1,4 +1,4 @@
-"""Finding a chunk's or a quote's text in its document when no offsets are given.
+"""Finding a chunk's or a quote's text in its document, and naming a place in a text.
 
 The first exact occurrence at or after ``search_from`` wins; failing that, the
 first occurrence where every run of whitespace may match any other non-empty
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["locate"]
+__all__ = ["line_column", "locate"]
 
 _WHITESPACE_RUNS = re.compile(r"(\s+)")
 
@@ -50,3 +50,10 @@ def locate(text: str, needle: str, search_from: int = 0) -> tuple[int, int] | No
     if match is None:
         return None
     return match.start(), match.end()
+
+
+def line_column(text: str, offset: int) -> str:
+    """``"line L, column C"`` (both from 1) of the character at ``offset`` in ``text``."""
+    line = text.count("\n", 0, offset) + 1
+    column = offset - (text.rfind("\n", 0, offset) + 1) + 1
+    return f"line {line}, column {column}"
