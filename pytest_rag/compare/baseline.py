@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,8 +51,17 @@ def _number_or_null(value: object) -> bool:
         return False
 
 
+#: What a baseline value may be, for the reader's and the writer's messages.
+VALUE_RANGE = f"a finite number or null, of magnitude at most {MAX_MAGNITUDE:g}"
+
+
+def _not_representable(value: object) -> str:
+    """The reader's message for a value outside :data:`VALUE_RANGE`."""
+    return f"expected {VALUE_RANGE}, got {_short(value)}"
+
+
 def _check_stored_tolerance(metric: Mapping[str, Any], place: str,
-                            bad: Any) -> None:
+                            bad: Callable[[str, str], BaselineError]) -> None:
     """A metric's stored ``tolerance`` is a finite number >= 0 and ``relative`` a boolean
     (both optional: files of other tools may leave them out)."""
     amount = metric.get("tolerance")
@@ -69,9 +78,8 @@ def _check_writable(record: StageRecord) -> None:
                  for query, value in values.items())
     for place, value in (*record.values.items(), *per_query):
         if not _number_or_null(value):
-            raise BaselineError(
-                f"{record.nodeid} [{record.stage}] {place} = {_short(value)}: a baseline holds "
-                f"numbers of magnitude at most {MAX_MAGNITUDE:g}")
+            raise BaselineError(f"{record.nodeid} [{record.stage}] {place} = {_short(value)}: "
+                                f"a baseline holds only {VALUE_RANGE}")
 
 
 def _short(value: object) -> str:
@@ -184,9 +192,7 @@ class Baseline:
                     if isinstance(metric, dict):
                         _check_stored_tolerance(metric, f"{place}.metrics.{key}", bad)
                     if not _number_or_null(value):
-                        raise bad(f"{place}.metrics.{key}",
-                                  f"expected a finite number or null, of magnitude at "
-                                  f"most {MAX_MAGNITUDE:g}, got {_short(value)}")
+                        raise bad(f"{place}.metrics.{key}", _not_representable(value))
                 per_query = entry.get("per_query", {})
                 if not isinstance(per_query, dict) or not all(
                         isinstance(values, dict) for values in per_query.values()):
@@ -195,8 +201,7 @@ class Baseline:
                     for query, value in values.items():
                         if not _number_or_null(value):
                             raise bad(f"{place}.per_query.{key}[{query!r}]",
-                                      f"expected a finite number or null, of magnitude at "
-                                  f"most {MAX_MAGNITUDE:g}, got {_short(value)}")
+                                      _not_representable(value))
         return cls(tests)
 
     def entry(self, nodeid: str, stage: str) -> Mapping[str, Any] | None:

@@ -492,7 +492,8 @@ def test_a_value_beyond_the_comparable_range_is_never_written(pytester: pytest.P
     assert result.ret != 0
     result.stdout.fnmatch_lines([
         "*baseline *rag-baseline.json not written: test_costly.py::test_costly ?end_to_end? "
-        "mean_cost_usd = 1.7e+308: a baseline holds numbers of magnitude at most 1e+300*"])
+        "mean_cost_usd = 1.7e+308: a baseline holds only a finite number or null, of "
+        "magnitude at most 1e+300*"])
     assert "Traceback" not in result.stdout.str()
     assert (pytester.path / "rag-baseline.json").read_text(encoding="utf-8") == kept
 
