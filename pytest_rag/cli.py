@@ -109,11 +109,6 @@ def _evaluate(args: argparse.Namespace, out: TextIO) -> int:
     dataset = load_dataset(args.file, allow_outside_paths=args.allow_outside_paths)
     chosen = {name: getattr(args, name) for name in evaluator_settings()
               if getattr(args, name, None) is not None}
-    if "size_limits" in chosen:
-        low, high = chosen["size_limits"]
-        if low > high:
-            raise ValueError(f"--size-limits: min {low} is greater than max {high}")
-        chosen["size_limits"] = (low, high)
     reports = evaluate_dataset(dataset, args.stage, **chosen)
     if args.format == "json":
         json.dump(reports_json(reports), out, indent=2, allow_nan=False)
@@ -154,13 +149,12 @@ def _diff(args: argparse.Namespace, out: TextIO) -> int:
 
     old = load_scores(Path(args.old))
     new = load_scores(Path(args.new))
-    if args.tolerance is not None or args.relative_tolerance is not None:
-        # Asked for on the command line: these replace what OLD stored.
-        old = old.without_stored_tolerances()
     defaults = Tolerances()
     rows = diff_files(old, new, alpha=args.significance, tolerances=Tolerances(
         defaults.absolute if args.tolerance is None else args.tolerance,
-        defaults.relative if args.relative_tolerance is None else args.relative_tolerance))
+        defaults.relative if args.relative_tolerance is None else args.relative_tolerance),
+        # Asked for on the command line: these replace what OLD stored.
+        stored_tolerances=args.tolerance is None and args.relative_tolerance is None)
     out.write(render_diff(rows, show_all=args.all) + "\n")
     return EXIT_REGRESSION if any(row.failed for row in rows) else EXIT_OK
 

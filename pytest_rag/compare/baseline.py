@@ -270,14 +270,6 @@ class Baseline:
                                             bool(metric.get("relative", False)))
         return stored
 
-    def without_stored_tolerances(self) -> Baseline:
-        """A copy whose metrics carry values and directions only (no stored tolerances)."""
-        return Baseline({nodeid: {stage: {**entry, "metrics": {
-            key: ({k: v for k, v in metric.items() if k not in ("tolerance", "relative")}
-                  if isinstance(metric, Mapping) else metric)
-            for key, metric in entry["metrics"].items()}} for stage, entry in stages.items()}
-            for nodeid, stages in self.tests.items()})
-
     def to_json(self) -> dict[str, Any]:
         return {"format": BASELINE_FORMAT, "version": BASELINE_VERSION, "tests": self.tests}
 

@@ -79,13 +79,14 @@ def _records(scores: Baseline) -> list[StageRecord]:
 def diff_files(old: Baseline, new: Baseline, *, alpha: float | None = None,
                tolerances: Tolerances | None = None,
                specs: Mapping[str, MetricSpec] = REGISTRY,
-               permutations: int = 10_000) -> list[DiffRow]:
+               permutations: int = 10_000, stored_tolerances: bool = True) -> list[DiffRow]:
     """Every metric of ``new`` against ``old``; entries only in ``old`` become ``removed``.
 
     Each metric is judged by the tolerance stored with it in ``old`` (what the
     project configured when it wrote that baseline), so the verdict is the one
     ``--rag-baseline`` gives on the same data; ``tolerances`` decide where none
-    is stored.
+    is stored, and everywhere when ``stored_tolerances`` is false (tolerances
+    asked for on the command line).
 
     With ``alpha``, a regression beyond the tolerance that is not significant at
     ``alpha`` gets the status ``"within noise"`` and does not fail; one that
@@ -94,7 +95,8 @@ def diff_files(old: Baseline, new: Baseline, *, alpha: float | None = None,
     fallback = tolerances or Tolerances()
     rows: list[DiffRow] = []
     for record in sorted(_records(new), key=lambda r: (r.nodeid, r.stage)):
-        judged_by = tolerances_for(old, record.nodeid, record.stage, fallback)
+        judged_by = (tolerances_for(old, record.nodeid, record.stage, fallback)
+                     if stored_tolerances else fallback)
         rows.extend(DiffRow(record.nodeid, diff) for diff in compare_record(
             record, old, specs, judged_by, alpha=alpha, permutations=permutations))
     for nodeid, stages in sorted(old.tests.items()):

@@ -234,7 +234,7 @@ def test_settings_flags_of_evaluate(tmp_path: Path, small_file: Path) -> None:
                                "--abstain-phrase", "no idea")
     assert status == 0, err
     status, out, err = run_cli("evaluate", str(small_file), "--size-limits", "5", "3")
-    assert status == 2 and err == "pytest-rag: error: --size-limits: min 5 is greater than max 3\n"
+    assert status == 2 and err == "pytest-rag: error: size_limits: min 5 is greater than max 3\n"
 
 
 def test_settings_print_one_way_in_every_output(small_file: Path) -> None:
