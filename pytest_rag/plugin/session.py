@@ -10,6 +10,7 @@ baseline and the reports, after every worker is merged.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Collection, Generator, Mapping
 from pathlib import Path
@@ -463,8 +464,18 @@ class RagSession:
             return
         # Concurrent updates (two CI jobs, `-k a` and `-k b`) take turns, and each applies
         # its own changes to the file as it is now, so both survive.
-        with exclusive(options.baseline_path):
+        with contextlib.ExitStack() as held:
+            try:
+                held.enter_context(exclusive(options.baseline_path))
+            except OSError as error:  # the folder cannot be made or opened
+                self._not_written(session, error)
+                return
             self._update_baseline_file(session)
+
+    def _not_written(self, session: pytest.Session, error: OSError) -> None:
+        self.notes.append(f"could not write baseline {self.options.baseline_path}: "
+                          f"{error.strerror or error}")
+        session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
 
     def _update_baseline_file(self, session: pytest.Session) -> None:
         """Apply this run's changes to the baseline file as it is now (under the lock)."""
@@ -521,9 +532,7 @@ class RagSession:
         try:
             updated.save(options.baseline_path)
         except OSError as error:
-            self.notes.append(f"could not write baseline {options.baseline_path}: "
-                              f"{error.strerror or error}")
-            session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+            self._not_written(session, error)
             return
         stages = len(records) if options.update else 0
         self.notes.append(f"baseline written to {options.baseline_path} "

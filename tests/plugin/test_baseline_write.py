@@ -89,6 +89,18 @@ def test_successful_write_leaves_no_temporary_file(rag_pytester: pytest.Pytester
     assert _temporary_files(rag_pytester.path) == []
 
 
+def test_a_baseline_folder_that_cannot_be_made_is_a_note_not_a_traceback(
+        rag_pytester: pytest.Pytester) -> None:
+    (rag_pytester.path / "blocked").write_text("a file where the folder should be\n")
+    result = rag_pytester.runpytest("-p", "no:cacheprovider", "--rag-update-baseline",
+                                    "--rag-baseline", "blocked/rag-baseline.json")
+    result.assert_outcomes(passed=1)
+    assert result.ret == pytest.ExitCode.INTERNAL_ERROR
+    target = rag_pytester.path / "blocked" / "rag-baseline.json"
+    result.stdout.fnmatch_lines([f"pytest-rag: could not write baseline {target}: *exists*"])
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+
+
 def _big_dataset(queries: int, shift: int) -> str:
     chunks = 97
     return json.dumps({
