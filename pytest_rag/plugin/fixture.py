@@ -106,7 +106,8 @@ class Rag:
         unknown = sorted(set(inputs) - accepted)
         if unknown:
             pytest.fail(f"pytest-rag: rag.{stage}() got unexpected argument(s) "
-                        f"{unknown_names(unknown, [*accepted, *names])}; inputs: {', '.join(sorted(accepted))}; "
+                        f"{unknown_names(unknown, [*accepted, *names])}; "
+                        f"inputs: {', '.join(sorted(accepted))}; "
                         f"settings: {', '.join(names) or 'none'}", pytrace=False)
         dataset = self._dataset()
         if dataset is None and not inputs:

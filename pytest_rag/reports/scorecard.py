@@ -15,8 +15,8 @@ from ..compare.baseline import MetricDiff
 from ..compare.records import REPORT_FORMAT, REPORT_VERSION, CheckRecord, StageRecord
 from ..compare.sweeps import Sweep, find_sweeps, sweep_lines, sweep_markdown
 from ..escaping import markdown_code, terminal_text
-from .formatting import setting_text
 from ..registry import MetricSpec
+from .formatting import setting_text
 
 __all__ = ["ScoreEntry", "ScoreRow", "Scorecard", "build_scorecard"]
 

@@ -54,6 +54,20 @@ def test_retrieval(rag):
     rag.retrieval(**inputs())
 """
 
+#: The inner test with its own check: ``assert_metric(recall_at_k >= 0.8)``.
+ASSERTING_TEST = """\
+import json
+import pathlib
+
+from pytest_rag import assert_metric
+
+
+def test_retrieval(rag):
+    inputs = json.loads((pathlib.Path(__file__).parent / "inputs.json").read_text())
+    report = rag.retrieval(**inputs)
+    assert_metric(report.recall_at_k >= 0.8)
+"""
+
 #: The dataset's run, and one where q2 finds 1 of its 3 relevant chunks instead of 2.
 SAME = {"q1": ["a", "x"], "q2": ["b", "c"], "q3": ["x", "y"], "q4": ["d", "a"]}
 WORSE = {**SAME, "q2": ["b", "x"]}

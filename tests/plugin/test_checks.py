@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from ragproject import WORSE, set_inputs
+from ragproject import ASSERTING_TEST, WORSE, set_inputs
 
 LOWEST = "lowest queries: q3 0.00, q2 0.33, q1 1.00, q4 1.00"
 
@@ -12,18 +12,7 @@ def test_assert_metric_message_with_baseline(rag_pytester: pytest.Pytester) -> N
     rag_pytester.runpytest("-p", "no:cacheprovider", "--rag-update-baseline").assert_outcomes(
         passed=1)
     set_inputs(rag_pytester, retrieved_ids=WORSE)
-    rag_pytester.makepyfile(test_rag="""
-import json
-import pathlib
-
-from pytest_rag import assert_metric
-
-
-def test_retrieval(rag):
-    inputs = json.loads((pathlib.Path(__file__).parent / "inputs.json").read_text())
-    report = rag.retrieval(**inputs)
-    assert_metric(report.recall_at_k >= 0.8)
-""")
+    rag_pytester.makepyfile(test_rag=ASSERTING_TEST)
     # The test's own check fails first; the regression of the other metrics is listed after it.
     result = rag_pytester.runpytest("-p", "no:cacheprovider", "--rag-baseline")
     result.assert_outcomes(failed=1)

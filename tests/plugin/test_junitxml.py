@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from ragproject import MEASURED, WORSE, junit_cases, junit_properties, set_inputs
+from ragproject import ASSERTING_TEST, MEASURED, WORSE, junit_cases, junit_properties, set_inputs
 
 FAMILIES = pytest.mark.parametrize("family", ["xunit1", "xunit2"])
 CASE = "test_rag::test_retrieval"
@@ -76,18 +76,7 @@ def test_own_assertion_and_regression_both_reach_the_failure_text(
     rag_pytester.runpytest("-p", "no:cacheprovider", "--rag-update-baseline").assert_outcomes(
         passed=1)
     set_inputs(rag_pytester, retrieved_ids=WORSE)
-    rag_pytester.makepyfile(test_rag="""
-import json
-import pathlib
-
-from pytest_rag import assert_metric
-
-
-def test_retrieval(rag):
-    inputs = json.loads((pathlib.Path(__file__).parent / "inputs.json").read_text())
-    report = rag.retrieval(**inputs)
-    assert_metric(report.recall_at_k >= 0.8)
-""")
+    rag_pytester.makepyfile(test_rag=ASSERTING_TEST)
     xml = rag_pytester.path / "junit.xml"
     result = rag_pytester.runpytest("-p", "no:cacheprovider", "--rag-baseline",
                                     f"--junitxml={xml}", "-o", f"junit_family={family}")
