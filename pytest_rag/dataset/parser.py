@@ -768,22 +768,32 @@ def _stack_vectors(rows: list[Any]) -> Any:
 def _too_deep(value: object, limit: int) -> str | None:
     """Where a value nested deeper than ``limit`` levels of mappings and lists below
     ``value`` starts (its first step, ``.a`` or ``[0]``), or ``None``; iterative, so any
-    depth is safe."""
-    stack: list[tuple[object, int, str]] = [(value, 0, "")]
+    depth is safe.  Only containers are visited: flat metadata costs one pass."""
+    containers = (Mapping, list, tuple)
+    if not isinstance(value, containers):
+        return None
+    if limit == 0:
+        return ""
+    pairs: Iterable[tuple[object, object]] = (
+        value.items() if isinstance(value, Mapping) else enumerate(value))
+    # (container, its depth, the root's key or index it is under)
+    stack: list[tuple[Any, int, object]] = [
+        (child, 1, key) for key, child in pairs if isinstance(child, containers)]
     while stack:
-        item, depth, path = stack.pop()
-        if isinstance(item, Mapping):
-            children: Iterable[tuple[str, object]] = (
-                (f".{key}" if isinstance(key, str) and key.isidentifier() else f"[{key!r}]", child)
-                for key, child in item.items())
-        elif isinstance(item, (list, tuple)):
-            children = ((f"[{index}]", child) for index, child in enumerate(item))
-        else:
-            continue
+        item, depth, top = stack.pop()
         if depth == limit:
-            return path
-        stack.extend((child, depth + 1, path or step) for step, child in children)
+            return _step(value, top)
+        children = item.values() if isinstance(item, Mapping) else item
+        stack.extend((child, depth + 1, top) for child in children
+                     if isinstance(child, containers))
     return None
+
+
+def _step(root: object, key: object) -> str:
+    """``.key``, ``['odd key']`` or ``[3]``: one step below ``root``."""
+    if not isinstance(root, Mapping):
+        return f"[{key}]"
+    return f".{key}" if isinstance(key, str) and key.isidentifier() else f"[{key!r}]"
 
 
 def _join(place: str, key: str, *, dot: bool = False) -> str:
