@@ -114,13 +114,20 @@ def _chunk_vectors(parser: Parser, value: object, dataset: Dataset) -> tuple[tup
 
 
 def resolve_inputs(dataset: Dataset | None, inputs: Mapping[str, Any],
-                   accepted: frozenset[str] | None = None) -> Dataset:
+                   accepted: frozenset[str] | None = None, *,
+                   doc_id_key: str | None = None) -> Dataset:
     """A dataset with ``inputs`` applied on top of ``dataset`` (or of an empty one).
 
     An input given as ``None`` is the same as one not given (as ``null`` in a
     file): the dataset's input of that name stays.  Per-query inputs name
     queries of the dataset; when the dataset has no queries (or there is no
     dataset), the queries are the ids the inputs name, in order of appearance.
+
+    ``chunks`` and ``expected_chunks`` may hold chunk objects of LangChain,
+    LlamaIndex or Haystack and plain strings besides mappings, and the ranked
+    lists (``retrieved_ids``, ``reranked_ids``, ``context_ids``) those objects
+    and ``(object, score)`` pairs besides ids (:mod:`.frameworks`);
+    ``doc_id_key`` names the metadata key that holds a chunk's document.
 
     Raises
     ------
@@ -142,7 +149,7 @@ def resolve_inputs(dataset: Dataset | None, inputs: Mapping[str, Any],
     given = {name: value for name, value in inputs.items() if value is not None}
     if not given:
         return base
-    parser = Parser(SOURCE)
+    parser = Parser(SOURCE, objects=True, doc_id_key=doc_id_key)
 
     documents = base.documents
     if "documents" in given:
@@ -162,6 +169,7 @@ def resolve_inputs(dataset: Dataset | None, inputs: Mapping[str, Any],
         return current
 
     chunks = chunks_of("chunks", base.chunks, True)
+    parser.use_chunks(chunks)
     expected_chunks = chunks_of("expected_chunks", base.expected_chunks, False)
     expected_metadata = (parser.expected_metadata(given["expected_metadata"])
                          if "expected_metadata" in given else base.expected_metadata)
@@ -276,7 +284,7 @@ def resolve_inputs(dataset: Dataset | None, inputs: Mapping[str, Any],
                                              f"{entry.query_vector.shape[0]}")
     return dataclasses.replace(
         base, source=base.source if dataset is not None else SOURCE,
-        documents=documents, chunks=chunks, expected_chunks=expected_chunks,
+        documents=documents, chunks=parser.with_discovered(chunks), expected_chunks=expected_chunks,
         expected_metadata=expected_metadata, vectors=vectors, queries=tuple(queries), run=run,
         argument_inputs=base.argument_inputs | frozenset(given),
     )

@@ -154,4 +154,4 @@ def load_dataset(path: str | os.PathLike[str], *, allow_outside_paths: bool = Fa
     except OSError as error:
         raise DatasetError(source, "", f"cannot read: {error.strerror or error}") from None
     return parse_dataset(_decode(file, text), source=source, base_dir=file.parent,
-                         allow_outside_paths=allow_outside_paths)
+                         allow_outside_paths=allow_outside_paths, objects=False)

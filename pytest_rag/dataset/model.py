@@ -35,11 +35,16 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Document:
-    """A source document: its id, full text and metadata."""
+    """A source document: its id, full text and metadata.
+
+    ``path`` is the absolute path of the file the text was read from (a
+    ``path:`` document), else ``None``.
+    """
 
     id: str
     text: str
     metadata: Mapping[str, Any] | None = None
+    path: str | None = field(default=None, compare=False)
 
     @functools.cached_property
     def tokens(self) -> TokenTable:

@@ -25,6 +25,7 @@ from ..errors import DatasetError, did_you_mean
 from ..registry import REGISTRY, STAGES
 from ..text.locate import locate
 from .bounded_read import FileTooLarge, NotARegularFile, read_bounded
+from .frameworks import FrameworkReader
 from .model import (
     Chunk, Claim, Dataset, Document, EvidenceSpan, Params, Query, RunEntry, Vectors, new_chunks,
 )
@@ -48,6 +49,8 @@ RUN_KEYS = ("retrieved_ids", "reranked_ids", "context_ids", "answer", "cited_ids
             "retrieval_latency_ms", "generation_latency_ms", "latency_ms", "cost_usd",
             "total_tokens")
 ID_LIST_FIELDS = ("retrieved_ids", "reranked_ids", "context_ids", "cited_ids", "ann_ids")
+#: The ranked chunk lists, whose entries may also be chunk objects of a framework.
+RANKED_FIELDS = ("retrieved_ids", "reranked_ids", "context_ids")
 NUMBER_FIELDS = ("retrieval_latency_ms", "generation_latency_ms", "latency_ms",
                  "cost_usd", "total_tokens")
 CLAIM_KEYS = ("claim", "supported")
@@ -85,6 +88,12 @@ def _is_bool(value: object) -> bool:
         return True
     numpy = sys.modules.get("numpy")
     return numpy is not None and isinstance(value, numpy.bool_)
+
+
+def _is_plain_data(value: object) -> bool:
+    """What a JSON or YAML file can hold (and numbers of numpy): not an object of a library."""
+    return value is None or isinstance(value, (str, bytes, numbers.Number, Mapping, list, tuple,
+                                               set, frozenset, datetime.date))
 
 
 def _type_name(value: object) -> str:
@@ -150,15 +159,46 @@ class Parser:
         Folder that ``path:`` documents are relative to.
     allow_outside_paths:
         Allow ``path:`` documents outside ``base_dir``'s tree.
+    objects:
+        Accept the chunk objects of LangChain, LlamaIndex and Haystack and
+        plain strings as chunks, and those objects in ranked lists (data built
+        in Python; a file's chunks are mappings).
+    doc_id_key:
+        The metadata key that names a chunk object's document.
     """
 
     def __init__(self, source: str, base_dir: Path | None = None, *,
-                 allow_outside_paths: bool = False) -> None:
+                 allow_outside_paths: bool = False, objects: bool = False,
+                 doc_id_key: str | None = None) -> None:
         self.source = source
         self.base_dir = base_dir
         self.allow_outside_paths = allow_outside_paths
+        self.objects = objects
+        self.doc_id_key = doc_id_key
         self.documents: dict[str, Document] = {}
         self._lengths: dict[str, int] = {}
+        self._frameworks: FrameworkReader | None = None
+        self._chunks: tuple[Chunk, ...] = ()
+
+    @property
+    def frameworks(self) -> FrameworkReader:
+        """Reads framework chunk objects against :attr:`documents` (made when first needed)."""
+        if self._frameworks is None:
+            self._frameworks = FrameworkReader(self.documents, self.fail, self.doc_id_key)
+        self._frameworks.use_chunks(self._chunks)
+        return self._frameworks
+
+    def use_chunks(self, chunks: tuple[Chunk, ...]) -> None:
+        """The chunks that chunk objects in ranked lists (``retrieved_ids``) are matched
+        against: those of the dataset being built."""
+        self._chunks = chunks
+
+    def with_discovered(self, chunks: tuple[Chunk, ...]) -> tuple[Chunk, ...]:
+        """``chunks`` and, after them, the chunks of ranked-list objects that were not
+        among them."""
+        if self._frameworks is None or not self._frameworks.discovered:
+            return chunks
+        return chunks + tuple(self._frameworks.discovered.values())
 
     # -- primitives ---------------------------------------------------------
     def fail(self, place: str, problem: str) -> NoReturn:
@@ -345,20 +385,24 @@ class Parser:
                     self.fail(where, "give either 'text' or 'path', not both")
                 if not has_text and not has_path:
                     self.fail(where, "missing 'text' (or 'path' to a UTF-8 file)")
-                text = (self.string(raw["text"], f"{where}.text") if has_text
-                        else self._read_document(raw["path"], f"{where}.path"))
+                path = None
+                if has_text:
+                    text = self.string(raw["text"], f"{where}.text")
+                else:
+                    text, path = self._read_document(raw["path"], f"{where}.path")
                 metadata = raw.get("metadata")
                 if metadata is not None:
                     metadata = self.free_form(self.mapping(metadata, f"{where}.metadata"),
                                               f"{where}.metadata")
-                document = Document(doc_id, text, metadata)
+                document = Document(doc_id, text, metadata, path)
             if document.id in self.documents:
                 self.fail(f"{where}.id", f"duplicate document id {document.id!r}")
             self.documents[document.id] = document
             documents.append(document)
         return tuple(documents)
 
-    def _read_document(self, value: object, place: str) -> str:
+    def _read_document(self, value: object, place: str) -> tuple[str, str]:
+        """The text of a ``path:`` document and the file's absolute path."""
         name = self.string(value, place)
         if not name or "\0" in name:
             self.fail(place, f"{_show(name)} is not a file name")
@@ -376,7 +420,7 @@ class Parser:
                                  "rag_allow_outside_paths)")
         try:
             # Bytes, then decode: no newline translation, offsets refer to the exact text.
-            return read_bounded(path, MAX_FILE_BYTES).decode("utf-8")
+            return read_bounded(path, MAX_FILE_BYTES).decode("utf-8"), str(path)
         except NotARegularFile as error:
             if error.kind == "a directory":
                 self.fail(place, f"document file {name!r} is a directory ({str(path)!r})")
@@ -439,7 +483,9 @@ class Parser:
         search_from: dict[str, int] = {}
         for i, item in enumerate(self.sequence(value, place)):
             where = f"{place}[{i}]"
-            if isinstance(item, Chunk):
+            if self.objects and not isinstance(item, (Chunk, Mapping)):
+                chunk = self._object_chunk(item, where, search_from)
+            elif isinstance(item, Chunk):
                 chunk = item
                 if chunk.id is not None or ids_required:
                     self.identifier(chunk.id, f"{where}.id")
@@ -478,6 +524,17 @@ class Parser:
             search_from[chunk.doc_id] = chunk.start
             chunks.append(chunk)
         return tuple(chunks)
+
+    def _object_chunk(self, item: object, place: str, search_from: Mapping[str, int]) -> Chunk:
+        """The chunk of a framework object or a plain string (:mod:`.frameworks`)."""
+        chunk = self.frameworks.chunk(item, place, search_from)
+        if chunk is None:
+            self.fail(place, f"expected a mapping, a chunk object (a LangChain or Haystack "
+                             f"Document, a LlamaIndex node) or a string, got "
+                             f"{describe_value(item)}")
+        if chunk.metadata is not None:
+            self.free_form(chunk.metadata, f"{place}.metadata")
+        return chunk
 
     def _plain_chunks(self, items: Sequence[Any]) -> tuple[Chunk, ...] | None:
         """The chunks, checked column by column, when every item is a plain
@@ -699,6 +756,11 @@ class Parser:
         """One run field, converted; ``None`` stays ``None``."""
         if value is None:
             return None
+        if name in RANKED_FIELDS and self.objects:
+            items = self.sequence(value, place)
+            if _only(items, _STR):
+                return tuple(items)
+            return tuple(self._ranked_id(item, f"{place}[{i}]") for i, item in enumerate(items))
         if name in ID_LIST_FIELDS:
             return self.ids(value, place)
         if name in NUMBER_FIELDS:
@@ -712,6 +774,19 @@ class Parser:
         if name == "query_vector":
             return self.matrix(value, place, rows=False)
         raise AssertionError(name)  # pragma: no cover
+
+    def _ranked_id(self, item: object, place: str) -> str:
+        """An id of a ranked list: the id, or the chunk a framework object stands for."""
+        if isinstance(item, str):
+            return self.string(item, place)
+        found = self.frameworks.ranked_id(item, place)
+        if found is not None:
+            return found
+        if _is_plain_data(item):  # a typo'd id, not an unknown object: the usual message
+            self.string(item, place)
+        self.fail(place, f"expected a chunk id or a chunk object (a LangChain or Haystack "
+                         f"Document, a LlamaIndex node, an (object, score) pair), got "
+                         f"{describe_value(item)}")
 
     def run_entry(self, value: object, place: str) -> RunEntry:
         if value is None:
@@ -820,18 +895,24 @@ def check_vector_dimensions(parser: Parser, dataset_vectors: Vectors | None,
 
 
 def parse_dataset(raw: object, *, source: str = "<arguments>", base_dir: Path | None = None,
-                  allow_outside_paths: bool = False) -> Dataset:
+                  allow_outside_paths: bool = False, objects: bool = True,
+                  doc_id_key: str | None = None) -> Dataset:
     """Validate a decoded file (a mapping in FORMAT v1) into a :class:`Dataset`.
 
     ``None`` (an empty YAML file) is an empty dataset.  A section that is
-    ``null`` is the same as an absent one.
+    ``null`` is the same as an absent one.  Unless ``objects`` is false (a
+    file's data), ``chunks`` and ``expected_chunks`` may also hold the chunk
+    objects of LangChain, LlamaIndex or Haystack and plain strings, and the
+    run's ranked lists those objects (:mod:`pytest_rag.dataset.frameworks`;
+    ``doc_id_key`` names the metadata key that holds a chunk's document).
 
     Raises
     ------
     DatasetError
         For the first rule the data breaks, naming ``source`` and the place.
     """
-    parser = Parser(source, base_dir, allow_outside_paths=allow_outside_paths)
+    parser = Parser(source, base_dir, allow_outside_paths=allow_outside_paths,
+                    objects=objects, doc_id_key=doc_id_key)
     data = parser.mapping(raw, "", TOP_KEYS) if raw is not None else {}
 
     def section(name: str, parse: Callable[[Any], Any], default: Any) -> Any:
@@ -844,6 +925,8 @@ def parse_dataset(raw: object, *, source: str = "<arguments>", base_dir: Path | 
     params = section("params", parser.params, Params())
     documents = section("documents", parser.documents_section, ())
     chunks = section("chunks", lambda v: parser.chunks_section(v, "chunks", ids_required=True), ())
+    if chunks:
+        parser.use_chunks(chunks)
     expected_chunks = section("expected_chunks", lambda v: parser.chunks_section(
         v, "expected_chunks", ids_required=False), ())
     expected_metadata = section("expected_metadata", parser.expected_metadata, None)
@@ -852,5 +935,6 @@ def parse_dataset(raw: object, *, source: str = "<arguments>", base_dir: Path | 
     run = section("run", lambda v: parser.run_section(v, [query.id for query in queries]), {})
     check_vector_dimensions(parser, vectors, run)
     expected = section("expected", parser.expected, None)
+    chunks = parser.with_discovered(chunks)
     return Dataset(source, params, documents, chunks, expected_chunks, expected_metadata,
                    vectors, queries, run, expected)

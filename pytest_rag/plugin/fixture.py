@@ -96,19 +96,22 @@ class Rag:
 
     def _run(self, stage: str, kwargs: Mapping[str, Any]) -> Report:
         __tracebackhide__ = True
+        from ..dataset.frameworks import check_doc_id_key
         from ..stages.evaluate import EVALUATORS, make_evaluator
 
         names = EVALUATORS[stage].settings_names
         settings = {**{k: v for k, v in self._settings.items() if k in names},
                     **{k: v for k, v in kwargs.items() if k in names}}
-        inputs = {k: v for k, v in kwargs.items() if k not in names}
+        # How framework chunk objects name their document: a call's value, else the ini's.
+        doc_id_key = kwargs.get("doc_id_key", self._settings.get("doc_id_key"))
+        inputs = {k: v for k, v in kwargs.items() if k not in names and k != "doc_id_key"}
         accepted = EVALUATORS[stage].inputs
         unknown = sorted(set(inputs) - accepted)
         if unknown:
             pytest.fail(f"pytest-rag: rag.{stage}() got unexpected argument(s) "
-                        f"{unknown_names(unknown, [*accepted, *names])}; "
+                        f"{unknown_names(unknown, [*accepted, *names, 'doc_id_key'])}; "
                         f"inputs: {', '.join(sorted(accepted))}; "
-                        f"settings: {', '.join(names) or 'none'}", pytrace=False)
+                        f"settings: {', '.join([*names, 'doc_id_key'])}", pytrace=False)
         dataset = self._dataset()
         if dataset is None and not inputs:
             # Nothing to evaluate: recording would gate on an all-null entry.
@@ -119,11 +122,12 @@ class Rag:
         message = ""
         try:
             evaluator = make_evaluator(stage, **settings)
-        except ValueError as error:  # a bad setting, e.g. k=0
+            check_doc_id_key(doc_id_key)
+        except (TypeError, ValueError) as error:  # a bad setting, e.g. k=0
             message = f"pytest-rag: rag.{stage}(): {error}"
         else:
             try:
-                report = evaluator.evaluate(dataset, **inputs)
+                report = evaluator.evaluate(dataset, doc_id_key=doc_id_key, **inputs)
             except DatasetError as error:
                 message = f"pytest-rag: {error}"
         if message:  # failed outside the except clause: no chained DatasetError in the report

@@ -85,6 +85,8 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("rag_relevance_from_evidence", "grade chunks from expected_evidence for "
                   "queries without relevant (retrieval, reranking, embedding)",
                   type="bool", default=False)
+    parser.addini("rag_doc_id_key", "metadata key naming the document of a LangChain, "
+                  "LlamaIndex or Haystack chunk object", default="")
     parser.addini("rag_k", "top K for retrieval, reranking and embedding", default="")
     parser.addini("rag_size_limits", "min and max chunk tokens, e.g. '50 400'", default="")
     parser.addini("rag_boundary_tolerance", "characters for boundary F1", default="")
@@ -214,6 +216,7 @@ class RagOptions:
             "abstain_phrases": phrases or None,
             # Only when on: None is dropped below, so a call-level value still decides.
             "relevance_from_evidence": _ini_bool(config, "rag_relevance_from_evidence") or None,
+            "doc_id_key": str(config.getini("rag_doc_id_key")).strip() or None,
         }
 
         significance = option.rag_significance

@@ -8,6 +8,7 @@ from operator import attrgetter, is_not
 from typing import Any, ClassVar
 
 from ..dataset.arguments import resolve_inputs
+from ..dataset.frameworks import check_doc_id_key
 from ..dataset.gc_pause import collector_paused
 from ..dataset.model import RUN_FIELDS, Dataset
 from ..kernels.aggregate import FloatArray, mean
@@ -40,18 +41,24 @@ class StageEvaluator:
     def _settings(self, dataset: Dataset) -> dict[str, Any]:
         return {}
 
-    def evaluate(self, dataset: Dataset | None = None, /, **inputs: Any) -> Report:
+    def evaluate(self, dataset: Dataset | None = None, /, *, doc_id_key: str | None = None,
+                 **inputs: Any) -> Report:
         """Evaluate the stage on ``dataset``, with ``inputs`` replacing its inputs.
 
         Parameters
         ----------
         dataset:
             A loaded :class:`~pytest_rag.Dataset` (gold and run), or ``None``.
+        doc_id_key:
+            The metadata key that names the document of a framework chunk
+            object (LangChain, LlamaIndex, Haystack) instead of the defaults
+            (:mod:`pytest_rag.dataset.frameworks`).
         **inputs:
             Inputs by their FORMAT.md names.  Per-query inputs are mappings of
             query id to value (``retrieved_ids={"q1": ["c3", "c1"]}``); an input
             passed here replaces the dataset's input of the same name for every
-            query.
+            query.  ``chunks`` and the ranked lists also take the chunk objects
+            of LangChain, LlamaIndex and Haystack.
 
         Returns
         -------
@@ -61,11 +68,13 @@ class StageEvaluator:
         """
         # The collector is paused (and restored) around the whole call: the
         # records built from the inputs are freed on return, before it is back.
+        check_doc_id_key(doc_id_key)
         with collector_paused():
-            return self._evaluate(dataset, inputs)
+            return self._evaluate(dataset, inputs, doc_id_key)
 
-    def _evaluate(self, dataset: Dataset | None, inputs: Mapping[str, Any]) -> Report:
-        data = resolve_inputs(dataset, inputs, self.inputs)
+    def _evaluate(self, dataset: Dataset | None, inputs: Mapping[str, Any],
+                  doc_id_key: str | None = None) -> Report:
+        data = resolve_inputs(dataset, inputs, self.inputs, doc_id_key=doc_id_key)
         settings = self._settings(data)
         if settings.get("relevance_from_evidence"):
             from ..kernels.relevance import relevance_from_evidence

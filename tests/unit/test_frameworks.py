@@ -1,0 +1,299 @@
+"""Chunk objects of LangChain, LlamaIndex and Haystack, recognised by their attributes.
+
+The classes below carry only the attributes pytest-rag reads, named as the
+frameworks name them; ``tests/integration`` runs the real frameworks.  Every
+case checks that objects give, metric for metric, what the same chunks give as
+hand-written mappings.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_rag import DatasetError, load_dataset
+from pytest_rag.stages.augmentation import AugmentationEvaluator
+from pytest_rag.stages.chunking import ChunkEvaluator
+from pytest_rag.stages.reranking import RerankingEvaluator
+from pytest_rag.stages.retrieval import RetrievalEvaluator
+
+FAQ = ("Refunds are paid within 14 days. Ask support for a refund form.\n\n"
+       "Shipping takes 3 to 5 days. Express shipping takes one day.\n\n"
+       "Returns are free for 30 days after delivery.")
+GUIDE = "Install the app. Sign in with your account. Open settings to change the language."
+DOCUMENTS = [{"id": "faq", "text": FAQ}, {"id": "guide", "text": GUIDE}]
+QUERIES = [
+    {"id": "q1", "question": "How long do refunds take?",
+     "expected_evidence": [{"doc_id": "faq", "start": 0, "end": 32}]},
+    {"id": "q2", "question": "How do I change the language?",
+     "expected_evidence": [{"doc_id": "guide", "start": 44, "end": 81}]},
+]
+
+
+class LangChainDocument:
+    """``langchain_core.documents.Document``'s attributes."""
+
+    def __init__(self, page_content: str, metadata: Mapping[str, Any] | None = None,
+                 id: str | None = None) -> None:
+        self.page_content = page_content
+        self.metadata = dict(metadata or {})
+        self.id = id
+
+
+class TextNode:
+    """``llama_index.core.schema.TextNode``'s attributes."""
+
+    def __init__(self, text: str, node_id: str, ref_doc_id: str | None,
+                 start_char_idx: int | None = None, end_char_idx: int | None = None,
+                 metadata: Mapping[str, Any] | None = None) -> None:
+        self.text = text
+        self.node_id = node_id
+        self.ref_doc_id = ref_doc_id
+        self.start_char_idx = start_char_idx
+        self.end_char_idx = end_char_idx
+        self.metadata = dict(metadata or {})
+
+    def get_content(self, metadata_mode: object = None) -> str:
+        return self.text
+
+
+class NodeWithScore:
+    def __init__(self, node: TextNode, score: float | None) -> None:
+        self.node = node
+        self.score = score
+
+    # The real one forwards these to its node.
+    @property
+    def node_id(self) -> str:
+        return self.node.node_id
+
+    def get_content(self) -> str:
+        return self.node.get_content()
+
+
+class HaystackDocument:
+    """``haystack.Document``'s attributes."""
+
+    def __init__(self, content: str, meta: Mapping[str, Any], id: str) -> None:
+        self.content = content
+        self.meta = dict(meta)
+        self.id = id
+
+
+def spans(text: str, size: int) -> list[tuple[int, int]]:
+    """Consecutive ``[start, end)`` spans of at most ``size`` characters."""
+    return [(start, min(start + size, len(text))) for start in range(0, len(text), size)]
+
+
+def hand_chunks(prefix: str = "") -> list[dict[str, Any]]:
+    return [{"id": f"{prefix}{doc['id']}[{start}:{end}]", "doc_id": doc["id"], "start": start,
+             "end": end} for doc in DOCUMENTS for start, end in spans(doc["text"], 35)]
+
+
+def langchain(**extra: Any) -> list[LangChainDocument]:
+    return [LangChainDocument(doc["text"][start:end],
+                              {"source": doc["id"], "start_index": start, **extra})
+            for doc in DOCUMENTS for start, end in spans(doc["text"], 35)]
+
+
+def llamaindex() -> list[TextNode]:
+    return [TextNode(doc["text"][start:end], f"{doc['id']}[{start}:{end}]", doc["id"], start, end)
+            for doc in DOCUMENTS for start, end in spans(doc["text"], 35)]
+
+
+def haystack() -> list[HaystackDocument]:
+    return [HaystackDocument(doc["text"][start:end], {"source_id": doc["id"],
+                                                      "split_idx_start": start},
+                             f"{doc['id']}[{start}:{end}]")
+            for doc in DOCUMENTS for start, end in spans(doc["text"], 35)]
+
+
+def same(left: Mapping[str, float | None], right: Mapping[str, float | None]) -> bool:
+    return left.keys() == right.keys() and all(
+        (a is None and b is None) or (a is not None and b is not None and math.isclose(a, b))
+        for a, b in ((left[k], right[k]) for k in left))
+
+
+def evaluate_all(chunks: list[Any], ranked: dict[str, list[Any]],
+                 **options: Any) -> dict[str, Mapping[str, float | None]]:
+    common = {"documents": DOCUMENTS, "queries": QUERIES, "chunks": chunks, **options}
+    graded = {"relevance_from_evidence": True}
+    return {
+        "chunking": ChunkEvaluator().evaluate(**common).values,
+        "retrieval": RetrievalEvaluator(**graded).evaluate(**common, retrieved_ids=ranked).values,
+        "reranking": RerankingEvaluator(**graded).evaluate(**common, reranked_ids=ranked).values,
+        "augmentation": AugmentationEvaluator().evaluate(**common, context_ids=ranked).values,
+    }
+
+
+def ranked_ids(chunks: list[dict[str, Any]]) -> dict[str, list[str]]:
+    ids = [chunk["id"] for chunk in chunks]
+    return {"q1": [ids[0], ids[3], ids[1]], "q2": [ids[-1], ids[-2], ids[2]]}
+
+
+def ranked_objects(objects: list[Any]) -> dict[str, list[Any]]:
+    return {"q1": [objects[0], objects[3], objects[1]], "q2": [objects[-1], objects[-2],
+                                                               objects[2]]}
+
+
+EXPECTED = evaluate_all(hand_chunks(), ranked_ids(hand_chunks()))
+
+
+@pytest.mark.parametrize("make", [langchain, llamaindex, haystack],
+                         ids=["langchain", "llamaindex", "haystack"])
+def test_objects_give_the_metrics_of_the_hand_conversion(make: Any) -> None:
+    objects = make()
+    got = evaluate_all(objects, ranked_objects(objects))
+    for stage, values in EXPECTED.items():
+        assert same(got[stage], values), stage
+    assert EXPECTED["retrieval"]["recall_at_k"] is not None  # the comparison measured something
+
+
+@pytest.mark.parametrize("make", [langchain, llamaindex, haystack],
+                         ids=["langchain", "llamaindex", "haystack"])
+def test_a_retrievers_copies_name_the_same_chunks(make: Any) -> None:
+    """A retriever hands back new objects, not the ones that were indexed."""
+    got = evaluate_all(make(), ranked_objects(make()))
+    for stage, values in EXPECTED.items():
+        assert same(got[stage], values), stage
+
+
+@pytest.mark.parametrize("make", [langchain, llamaindex, haystack],
+                         ids=["langchain", "llamaindex", "haystack"])
+def test_retrieved_objects_bring_their_chunks(make: Any) -> None:
+    """No ``chunks=``: the retriever's results are the chunks that are known."""
+    ranked = ranked_objects(make())
+    for stage, evaluator, name in [("retrieval", RetrievalEvaluator, "retrieved_ids"),
+                                   ("reranking", RerankingEvaluator, "reranked_ids")]:
+        got = evaluator(relevance_from_evidence=True).evaluate(
+            documents=DOCUMENTS, queries=QUERIES, **{name: ranked})
+        assert same(got.values, EXPECTED[stage]), stage
+    got = AugmentationEvaluator().evaluate(documents=DOCUMENTS, queries=QUERIES,
+                                           context_ids=ranked)
+    assert same(got.values, EXPECTED["augmentation"])
+
+
+def test_langchain_documents_without_ids_get_ids_from_document_and_offsets() -> None:
+    report = ChunkEvaluator().evaluate(documents=DOCUMENTS, chunks=langchain())
+    assert report.dataset is not None
+    assert [chunk.id for chunk in report.dataset.chunks][:2] == ["faq[0:35]", "faq[35:70]"]
+
+
+def test_score_pairs_and_nodes_with_scores_stand_for_their_chunk() -> None:
+    documents = langchain()
+    pairs = {query: [(item, 0.5) for item in items]
+             for query, items in ranked_objects(documents).items()}
+    graded = RetrievalEvaluator(relevance_from_evidence=True)
+    got = graded.evaluate(documents=DOCUMENTS, queries=QUERIES, chunks=documents,
+                          retrieved_ids=pairs)
+    assert same(got.values, EXPECTED["retrieval"])
+    nodes = llamaindex()
+    scored = {query: [NodeWithScore(item, 0.1) for item in items]
+              for query, items in ranked_objects(nodes).items()}
+    got = graded.evaluate(documents=DOCUMENTS, queries=QUERIES,
+                          chunks=[NodeWithScore(node, None) for node in nodes],
+                          retrieved_ids=scored)
+    assert same(got.values, EXPECTED["retrieval"])
+
+
+def test_plain_strings_are_located_by_text() -> None:
+    texts = [doc["text"][start:end] for doc in DOCUMENTS for start, end in spans(doc["text"], 35)]
+    got = ChunkEvaluator().evaluate(documents=DOCUMENTS, queries=QUERIES, chunks=texts)
+    assert same(got.values, EXPECTED["chunking"])
+
+
+def test_offsets_that_disagree_with_the_text_fall_back_to_locating_it() -> None:
+    documents = langchain()
+    for document in documents:  # off by 3, as after a lossy preprocessing step
+        document.metadata["start_index"] += 3
+    got = evaluate_all(documents, ranked_objects(documents))
+    for stage, values in EXPECTED.items():
+        assert same(got[stage], values), stage
+
+
+def test_a_source_path_matches_the_file_a_document_was_read_from(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    for doc in DOCUMENTS:
+        (tmp_path / "docs" / f"{doc['id']}.md").write_text(doc["text"], encoding="utf-8")
+    gold = tmp_path / "gold.yaml"
+    gold.write_text("documents:\n- {id: faq, path: docs/faq.md}\n- {id: guide, path: docs/guide.md}\n",
+                    encoding="utf-8")
+    dataset = load_dataset(gold)
+    for source in (str(tmp_path / "docs" / "{}.md"), "elsewhere/{}.md"):  # full path; file name
+        documents = [LangChainDocument(item.page_content, {
+            **item.metadata, "source": source.format(item.metadata["source"])})
+            for item in langchain()]
+        got = ChunkEvaluator().evaluate(dataset, chunks=documents, queries=QUERIES)
+        assert same(got.values, EXPECTED["chunking"]), source
+
+
+def test_doc_id_key_names_the_metadata_key() -> None:
+    documents = [LangChainDocument(item.page_content, {
+        "start_index": item.metadata["start_index"], "article": item.metadata["source"],
+        "source": "crawler-7"}) for item in langchain()]
+    with pytest.raises(DatasetError) as raised:
+        ChunkEvaluator().evaluate(documents=DOCUMENTS, chunks=documents)
+    message = str(raised.value)
+    assert message.startswith("<arguments>: chunks[0]: the LangChain Document's document is not "
+                              "known: metadata['source'] 'crawler-7' matches no document (tried "
+                              "as a document id, as a file (no document was read from a file));")
+    assert message.endswith("(metadata['article'] is a document id: set doc_id_key='article')")
+    got = ChunkEvaluator().evaluate(documents=DOCUMENTS, queries=QUERIES, chunks=documents,
+                                    doc_id_key="article")
+    assert same(got.values, EXPECTED["chunking"])
+
+
+def test_a_parent_id_that_matches_nothing_falls_back_to_metadata() -> None:
+    """Haystack's ``source_id`` is a content hash unless the document was given an id."""
+    documents = [HaystackDocument(item.content, {**item.meta, "source_id": "9f2c",
+                                                 "file_path": item.meta["source_id"]}, item.id)
+                 for item in haystack()]
+    got = ChunkEvaluator().evaluate(documents=DOCUMENTS, queries=QUERIES, chunks=documents)
+    assert same(got.values, EXPECTED["chunking"])
+
+
+@pytest.mark.parametrize(("chunks", "message"), [
+    ([object()], "chunks[0]: expected a mapping, a chunk object (a LangChain or Haystack "
+                 "Document, a LlamaIndex node) or a string, got an object "),
+    ([LangChainDocument("Refunds", {})], "chunks[0]: a LangChain Document without "
+     "metadata['doc_id'] or metadata['source'] or metadata['file_path']: its document is not "
+     "known (there are 2 documents; set doc_id_key to the metadata key that names it)"),
+    ([LangChainDocument("not in the text", {"source": "faq"})],
+     "chunks[0]: the LangChain Document's text 'not in the text' is not in document 'faq'"),
+    (["nowhere to be found"], "chunks[0]: the string 'nowhere to be found' is in no document "
+                              "(known documents: 'faq', 'guide')"),
+    ([TextNode("Refunds", "n1", "missing")], "chunks[0]: the LlamaIndex node's document is not "
+     "known: ref_doc_id 'missing' matches no document"),
+])
+def test_objects_that_cannot_be_placed_are_located_errors(chunks: list[Any],
+                                                          message: str) -> None:
+    with pytest.raises(DatasetError) as raised:
+        ChunkEvaluator().evaluate(documents=DOCUMENTS, chunks=chunks)
+    assert str(raised.value).startswith(f"<arguments>: {message}")
+
+
+def test_an_unknown_object_in_a_ranked_list_is_named() -> None:
+    with pytest.raises(DatasetError) as raised:
+        RetrievalEvaluator().evaluate(documents=DOCUMENTS, chunks=hand_chunks(),
+                                      retrieved_ids={"q1": ["faq[0:35]", object()]})
+    assert str(raised.value).startswith(
+        "<arguments>: retrieved_ids['q1'][1]: expected a chunk id or a chunk object (a LangChain "
+        "or Haystack Document, a LlamaIndex node, an (object, score) pair), got an object ")
+
+
+def test_files_still_hold_mappings_only(tmp_path: Path) -> None:
+    gold = tmp_path / "gold.yaml"
+    gold.write_text("documents: [{id: faq, text: 'Refunds are paid.'}]\nchunks: [Refunds]\n",
+                    encoding="utf-8")
+    with pytest.raises(DatasetError, match=r"chunks\[0\]: expected a mapping, got a string"):
+        load_dataset(gold)
+
+
+def test_no_framework_is_imported() -> None:
+    ChunkEvaluator().evaluate(documents=DOCUMENTS, chunks=langchain())
+    assert not {"langchain_core", "llama_index", "haystack"} & set(sys.modules)
