@@ -16,7 +16,7 @@ from pytest_rag import Dataset, assert_metric
 from ragapp import Document, make_chunker
 from ragapp.chunking import chunk_documents
 from ragapp.retrieval import BM25Retriever
-from support import chunk_records, relevance_grades
+from support import chunk_records
 
 SWEEP = [
     pytest.param("markdown", {"max_words": 120}, id="markdown-120"),
@@ -44,8 +44,8 @@ def test_chunker_sweep(chunker: str, params: dict[str, Any], chroma_gold: Datase
 
     records = chunk_records(chunks)
     chunking = rag.chunking(chunks=records)
-    retrieval = rag.retrieval(chunks=records, relevant=relevance_grades(chunks, chroma_gold),
-                              retrieved_ids=retrieved, retrieval_latency_ms=latency)
+    retrieval = rag.retrieval(chunks=records, retrieved_ids=retrieved,
+                              retrieval_latency_ms=latency)
     # Floors every candidate must clear.  They also put these metrics in the
     # scorecard's summary, one row per candidate, which is the comparison.
     assert_metric(chunking.evidence_completeness >= 0.6)

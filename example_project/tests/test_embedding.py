@@ -12,7 +12,6 @@ def test_embeddings_and_ann_index(chroma: Bench, top_k: int, rag) -> None:
     questions = chroma.questions()
     report = rag.embedding(
         chunks=chroma.chunk_records(),
-        relevant=chroma.relevant(),
         chunk_vectors=pipeline.vectors,
         indexed_ids=list(pipeline.ann_index.ids),
         query_vector={qid: pipeline.embed_query(text) for qid, text in questions.items()},

@@ -10,7 +10,7 @@ from support import BOTH, Bench
 
 @pytest.mark.parametrize("bench", BOTH, indirect=True)
 def test_reranker_improves_the_top(bench: Bench, rag) -> None:
-    report = rag.reranking(relevant=bench.relevant(),
+    report = rag.reranking(chunks=bench.chunk_records(),
                            retrieved_ids=bench.run(lambda t: t.retrieved_ids),
                            reranked_ids=bench.run(lambda t: t.reranked_ids))
     assert_metric(report.ndcg_gain > 0)

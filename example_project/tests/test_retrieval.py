@@ -30,8 +30,8 @@ def timed_search(bench: Bench, method: str, k: int
 @pytest.mark.parametrize("method", sorted(FLOORS))
 def test_retriever(method: str, chroma: Bench, top_k: int, rag) -> None:
     retrieved, latency = timed_search(chroma, method, top_k)
-    report = rag.retrieval(chunks=chroma.chunk_records(), relevant=chroma.relevant(),
-                           retrieved_ids=retrieved, retrieval_latency_ms=latency)
+    report = rag.retrieval(chunks=chroma.chunk_records(), retrieved_ids=retrieved,
+                           retrieval_latency_ms=latency)
     assert_metric(report.recall_at_k >= FLOORS[method])
     assert_metric(report.token_recall >= FLOORS[method])
 
@@ -39,7 +39,7 @@ def test_retriever(method: str, chroma: Bench, top_k: int, rag) -> None:
 @pytest.mark.parametrize("bench", BOTH, indirect=True)
 def test_pipeline_candidates(bench: Bench, rag) -> None:
     """The candidates the pipeline hands to the reranker, as timed inside ``Pipeline.ask``."""
-    report = rag.retrieval(chunks=bench.chunk_records(), relevant=bench.relevant(),
+    report = rag.retrieval(chunks=bench.chunk_records(),
                            retrieved_ids=bench.run(lambda t: t.retrieved_ids),
                            retrieval_latency_ms=bench.run(lambda t: t.retrieval_ms))
     assert_metric(report.hit_at_k >= 0.85)
