@@ -13,7 +13,9 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from .compare.argtypes import non_negative, non_negative_int, positive_int, significance_level
+from .compare.argtypes import (
+    latency_tolerance, non_negative, non_negative_int, positive_int, significance_level,
+)
 from .errors import DatasetError
 from .registry import STAGES
 
@@ -89,8 +91,13 @@ def _parser() -> argparse.ArgumentParser:
                            "in OLD (default: the stored ones, else 0.01)")
     diff.add_argument("--relative-tolerance", type=non_negative, default=None,
                       metavar="FRACTION",
-                      help="relative tolerance for latency, cost and tokens, instead of the "
-                           "ones stored in OLD (default: the stored ones, else 0.10)")
+                      help="relative tolerance for cost and tokens, instead of the ones "
+                           "stored in OLD (default: the stored ones, else 0.10)")
+    diff.add_argument("--latency-tolerance", type=latency_tolerance, default=None,
+                      metavar="'PERCENT% + MS'",
+                      help="tolerance for latency, instead of the ones stored in OLD "
+                           "(default: the stored ones, else '100%% + 5': twice the old value "
+                           "plus 5 ms)")
     diff.add_argument("--all", action="store_true", help="also list unchanged metrics")
 
     validate = commands.add_parser("validate", help="check a dataset file against the format")
@@ -150,11 +157,13 @@ def _diff(args: argparse.Namespace, out: TextIO) -> int:
     old = load_scores(Path(args.old))
     new = load_scores(Path(args.new))
     defaults = Tolerances()
+    asked = (args.tolerance, args.relative_tolerance, args.latency_tolerance)
     rows = diff_files(old, new, alpha=args.significance, tolerances=Tolerances(
         defaults.absolute if args.tolerance is None else args.tolerance,
-        defaults.relative if args.relative_tolerance is None else args.relative_tolerance),
+        defaults.relative if args.relative_tolerance is None else args.relative_tolerance,
+        latency=defaults.latency if args.latency_tolerance is None else args.latency_tolerance),
         # Asked for on the command line: these replace what OLD stored.
-        stored_tolerances=args.tolerance is None and args.relative_tolerance is None)
+        stored_tolerances=all(value is None for value in asked))
     out.write(render_diff(rows, show_all=args.all) + "\n")
     return EXIT_REGRESSION if any(row.failed for row in rows) else EXIT_OK
 

@@ -105,6 +105,12 @@ class MetricSpec:
         """Latency, cost and token counts compare with a relative tolerance."""
         return self.unit in ("ms", "usd", "tokens")
 
+    @property
+    def measured(self) -> bool:
+        """Latency: timed by the pipeline, so it varies between runs of unchanged code
+        (cost and tokens are counted from the run and do not)."""
+        return self.unit == "ms"
+
 
 def need_alternatives(need: str) -> tuple[str, ...]:
     """The inputs that each meet the entry ``need`` of :attr:`MetricSpec.needs`.

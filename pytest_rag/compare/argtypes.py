@@ -5,7 +5,10 @@ from __future__ import annotations
 import argparse
 import math
 
-__all__ = ["non_negative", "non_negative_int", "positive_int", "significance_level"]
+from .thresholds import Allowance, parse_latency_tolerance
+
+__all__ = ["latency_tolerance", "non_negative", "non_negative_int", "positive_int",
+           "significance_level"]
 
 
 def _number(text: str) -> float:
@@ -49,3 +52,12 @@ def significance_level(text: str) -> float:
     if not 0 < value < 1:
         raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {text!r}")
     return value
+
+
+def latency_tolerance(text: str) -> Allowance:
+    """``'PERCENT% + MS'``, ``'PERCENT%'`` or ``'MS'`` (``--latency-tolerance``)."""
+    try:
+        return parse_latency_tolerance(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error).replace("rag_latency_tolerance: ", "")
+                                         ) from None

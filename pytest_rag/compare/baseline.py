@@ -22,7 +22,7 @@ from ..dataset.json_text import big_integer_place, lone_surrogate_place
 from ..dataset.parser import MAX_FILE_BYTES, size_limit_text
 from ..registry import Direction, MetricSpec
 from .records import StageRecord
-from .thresholds import Tolerances
+from .thresholds import Allowance, Tolerances
 
 __all__ = ["BASELINE_FORMAT", "BASELINE_VERSION", "Baseline", "BaselineError", "MetricDiff",
            "compare_record"]
@@ -70,6 +70,9 @@ def _check_stored_tolerance(metric: Mapping[str, Any], place: str,
     relative = metric.get("relative")
     if relative is not None and not isinstance(relative, bool):
         raise bad(f"{place}.relative", f"expected true or false, got {_short(relative)}")
+    slack = metric.get("slack")
+    if slack is not None and (not _number_or_null(slack) or slack < 0):
+        raise bad(f"{place}.slack", f"expected a finite number >= 0, got {_short(slack)}")
 
 
 def _check_writable(record: StageRecord) -> None:
@@ -233,9 +236,11 @@ class Baseline:
             for key, value in record.values.items():
                 spec = specs.get(f"{record.stage}.{key}")
                 direction = spec.direction.value if spec else Direction.INFO.value
-                amount, relative = tolerances.for_metric(spec) if spec else (0.0, False)
+                allowance = tolerances.for_metric(spec) if spec else Allowance(0.0, False)
                 metrics[key] = {"value": value, "direction": direction,
-                                "tolerance": amount, "relative": relative}
+                                "tolerance": allowance.amount, "relative": allowance.relative}
+                if allowance.slack:
+                    metrics[key]["slack"] = allowance.slack
             tests.setdefault(record.nodeid, {})[record.stage] = {
                 "metrics": metrics,
                 # Not-measured queries are left out: absent reads as None.
@@ -259,15 +264,16 @@ class Baseline:
                  for nodeid, stages in self.tests.items()}
         return Baseline({nodeid: stages for nodeid, stages in tests.items() if stages})
 
-    def stored_tolerances(self, nodeid: str, stage: str) -> dict[str, tuple[float, bool]]:
-        """``{"stage.key": (amount, relative)}``: the tolerances written with the entry of
+    def stored_tolerances(self, nodeid: str, stage: str) -> dict[str, Allowance]:
+        """``{"stage.key": Allowance}``: the tolerances written with the entry of
         ``nodeid`` and ``stage`` (what the project had configured), where stored."""
         entry = self.entry(nodeid, stage) or {}
         stored = {}
         for key, metric in entry.get("metrics", {}).items():
             if isinstance(metric, Mapping) and metric.get("tolerance") is not None:
-                stored[f"{stage}.{key}"] = (float(metric["tolerance"]),
-                                            bool(metric.get("relative", False)))
+                stored[f"{stage}.{key}"] = Allowance(float(metric["tolerance"]),
+                                                     bool(metric.get("relative", False)),
+                                                     float(metric.get("slack") or 0.0))
         return stored
 
     def to_json(self) -> dict[str, Any]:
@@ -372,7 +378,9 @@ def compare_record(record: StageRecord, baseline: Baseline, specs: Mapping[str, 
             status = "regressed"
             old_queries = (entry or {}).get("per_query", {}).get(key, {})
             worse = _worse_queries(direction, old_queries, record.per_query.get(key, {}))
-        elif direction.worse(old, current, allowed):
+        elif direction.worse(old, current, tolerances.allowed(spec, current) if spec else 0.0):
+            # Improved: the old value would be a regression from the current one, so a
+            # relative tolerance (latency: 100% + 5 ms) can be beaten in both directions.
             status = "improved"
         else:
             status = "unchanged"

@@ -62,7 +62,8 @@ def tolerances_for(old: Baseline, nodeid: str, stage: str, fallback: Tolerances
     stored = old.stored_tolerances(nodeid, stage)
     if not stored:
         return fallback
-    return Tolerances(fallback.absolute, fallback.relative, {**fallback.overrides, **stored})
+    return Tolerances(fallback.absolute, fallback.relative, {**fallback.overrides, **stored},
+                      fallback.latency)
 
 
 def _records(scores: Baseline) -> list[StageRecord]:

@@ -4,9 +4,13 @@ Thresholds can be declared in ini (``rag_thresholds``), on the command line
 (``--rag-threshold``) and with the ``rag_threshold`` marker; a check written in
 the test itself beats a marker, which beats the command line, which beats ini.
 Tolerances say how much worse than the baseline a metric may get: absolute for
-ratios (``rag_tolerance``, default 0.01), relative for latency, cost and tokens
-(``rag_relative_tolerance``, default 10%), and per metric in ``rag_tolerances``
-(``retrieval.p95_latency_ms 25%`` or ``retrieval.recall_at_k 0.02``).
+ratios (``rag_tolerance``, default 0.01), relative for cost and tokens
+(``rag_relative_tolerance``, default 10%), relative plus a fixed slack for
+latency, which is measured and varies between runs of unchanged code
+(``rag_latency_tolerance``, default ``100% + 5``: fail beyond twice the
+baseline plus 5 ms), and per metric in ``rag_tolerances``
+(``retrieval.p95_latency_ms 25%``, ``retrieval.p95_latency_ms 50% + 2`` or
+``retrieval.recall_at_k 0.02``).
 """
 
 from __future__ import annotations
@@ -15,17 +19,21 @@ import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from ..registry import MetricSpec
 
-__all__ = ["SOURCES", "Threshold", "Tolerances", "parse_threshold", "parse_tolerance"]
+__all__ = ["SOURCES", "Allowance", "Threshold", "Tolerances", "parse_latency_tolerance",
+           "parse_threshold", "parse_tolerance"]
 
 #: Where a threshold came from, strongest first.
 SOURCES: tuple[str, ...] = ("test", "marker", "cli", "ini")
 
 _THRESHOLD = re.compile(
     r"^\s*(?P<stage>[a-z_]+)\.(?P<key>[A-Za-z_][\w]*)\s*(?P<op><=|>=|==|<|>)\s*(?P<value>\S+)\s*$")
-_TOLERANCE = re.compile(r"^\s*(?P<stage>[a-z_]+)\.(?P<key>[A-Za-z_]\w*)\s+(?P<value>[^\s%]+)(?P<pct>%?)\s*$")
+_AMOUNT = r"(?P<value>[^\s%+]+)(?P<pct>%?)(?:\s*\+\s*(?P<slack>[^\s%+]+))?"
+_TOLERANCE = re.compile(r"^\s*(?P<stage>[a-z_]+)\.(?P<key>[A-Za-z_]\w*)\s+" + _AMOUNT + r"\s*$")
+_LATENCY_TOLERANCE = re.compile(r"^\s*" + _AMOUNT + r"\s*$")
 
 
 @dataclass(frozen=True)
@@ -88,21 +96,69 @@ def parse_threshold(text: str, source: str, specs: Mapping[str, MetricSpec]) -> 
     return Threshold(stage, key, match["op"], value, source)
 
 
-def parse_tolerance(text: str, specs: Mapping[str, MetricSpec]) -> tuple[str, float, bool]:
-    """Parse ``"retrieval.p95_latency_ms 25%"`` to ``(name, 0.25, relative=True)``."""
+class Allowance(NamedTuple):
+    """How much worse than its baseline value a metric may get.
+
+    ``amount`` is a fraction of the baseline value when ``relative``, else an
+    amount in the metric's unit; ``slack`` is added in the metric's unit (the
+    milliseconds a latency may also grow by).
+    """
+
+    amount: float
+    relative: bool
+    slack: float = 0.0
+
+    def allowed(self, baseline: float) -> float:
+        """The absolute change allowed from ``baseline`` before it is a regression."""
+        return (self.amount * abs(baseline) if self.relative else self.amount) + self.slack
+
+    def __str__(self) -> str:
+        text = f"{self.amount:.0%}" if self.relative else f"{self.amount:g}"
+        return text + (f" + {self.slack:g}" if self.slack else "")
+
+
+def _amount(match: re.Match[str], text: str) -> Allowance:
+    numbers = []
+    for group in ("value", "slack"):
+        raw = match[group]
+        if raw is None:
+            numbers.append(0.0)
+            continue
+        try:
+            number = float(raw)
+        except ValueError:
+            raise ValueError(f"{text!r}: {raw!r} is not a number") from None
+        if not math.isfinite(number) or number < 0:
+            raise ValueError(f"{text!r}: a tolerance must be a finite number >= 0")
+        numbers.append(number)
+    relative = match["pct"] == "%"
+    if match["slack"] is not None and not relative:
+        raise ValueError(f"{text!r}: a slack ('+ AMOUNT') goes with a percentage, e.g. '50% + 2'")
+    return Allowance(numbers[0] / 100 if relative else numbers[0], relative, numbers[1])
+
+
+def parse_tolerance(text: str, specs: Mapping[str, MetricSpec]) -> tuple[str, Allowance]:
+    """Parse ``"retrieval.p95_latency_ms 25%"`` to ``("retrieval.p95_latency_ms",
+    Allowance(0.25, True))``; ``"... 50% + 2"`` adds a slack of 2 in the metric's unit."""
     match = _TOLERANCE.match(text)
     if match is None:
-        raise ValueError(f"{text!r}: expected 'stage.metric AMOUNT' or 'stage.metric PERCENT%', "
-                         "e.g. 'retrieval.p95_latency_ms 25%'")
+        raise ValueError(f"{text!r}: expected 'stage.metric AMOUNT', 'stage.metric PERCENT%' or "
+                         "'stage.metric PERCENT% + AMOUNT', e.g. 'retrieval.p95_latency_ms 25%'")
     _known(match["stage"], match["key"], specs, text)
-    try:
-        amount = float(match["value"])
-    except ValueError:
-        raise ValueError(f"{text!r}: {match['value']!r} is not a number") from None
-    if not math.isfinite(amount) or amount < 0:
-        raise ValueError(f"{text!r}: a tolerance must be a finite number >= 0")
-    relative = match["pct"] == "%"
-    return f"{match['stage']}.{match['key']}", amount / 100 if relative else amount, relative
+    return f"{match['stage']}.{match['key']}", _amount(match, text)
+
+
+def parse_latency_tolerance(text: str) -> Allowance:
+    """Parse ini ``rag_latency_tolerance``: ``"100% + 5"``, ``"50%"`` or ``"20"`` (ms)."""
+    match = _LATENCY_TOLERANCE.match(text)
+    if match is None:
+        raise ValueError(f"rag_latency_tolerance: {text!r}: expected 'PERCENT% + MS', "
+                         "'PERCENT%' or 'MS', e.g. '100% + 5'")
+    return _amount(match, f"rag_latency_tolerance: {text}")
+
+
+#: The default for latency: beyond twice the baseline plus 5 ms (see README "Baselines").
+LATENCY_DEFAULT = Allowance(1.0, True, 5.0)
 
 
 @dataclass(frozen=True)
@@ -111,30 +167,33 @@ class Tolerances:
 
     absolute: float = 0.01
     relative: float = 0.10
-    overrides: Mapping[str, tuple[float, bool]] = field(default_factory=dict)
+    overrides: Mapping[str, tuple[float, bool] | Allowance] = field(default_factory=dict)
+    latency: Allowance = LATENCY_DEFAULT
 
-    def for_metric(self, spec: MetricSpec) -> tuple[float, bool]:
-        """``(amount, relative)`` for ``spec``: relative amounts are fractions."""
+    def for_metric(self, spec: MetricSpec) -> Allowance:
+        """The allowance of ``spec``: its override, else its kind's default."""
         if spec.name in self.overrides:
-            return self.overrides[spec.name]
+            return Allowance(*self.overrides[spec.name])
+        if spec.measured:
+            return self.latency
         if spec.relative_tolerance:
-            return self.relative, True
-        return self.absolute, False
+            return Allowance(self.relative, True)
+        return Allowance(self.absolute, False)
 
     def allowed(self, spec: MetricSpec, baseline: float) -> float:
         """The absolute change allowed from ``baseline`` before it is a regression."""
-        amount, relative = self.for_metric(spec)
-        return amount * abs(baseline) if relative else amount
+        return self.for_metric(spec).allowed(baseline)
 
     @classmethod
     def parse(cls, absolute: float, relative: float, lines: Iterable[str],
-              specs: Mapping[str, MetricSpec]) -> Tolerances:
+              specs: Mapping[str, MetricSpec], latency: Allowance = LATENCY_DEFAULT
+              ) -> Tolerances:
         for name, value in (("rag_tolerance", absolute), ("rag_relative_tolerance", relative)):
             if not math.isfinite(value) or value < 0:
                 raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
         overrides = {}
         for line in lines:
             if line.strip():
-                name, amount, is_relative = parse_tolerance(line, specs)
-                overrides[name] = (amount, is_relative)
-        return cls(absolute, relative, overrides)
+                name, allowance = parse_tolerance(line, specs)
+                overrides[name] = allowance
+        return cls(absolute, relative, overrides, latency)

@@ -72,10 +72,14 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("rag_thresholds", "thresholds, one per line: stage.metric OP number",
                   type="linelist", default=[])
     parser.addini("rag_tolerance", "absolute tolerance for ratio metrics", default="0.01")
-    parser.addini("rag_relative_tolerance", "relative tolerance for latency, cost and tokens",
+    parser.addini("rag_relative_tolerance", "relative tolerance for cost and tokens",
                   default="0.10")
-    parser.addini("rag_tolerances", "per-metric tolerances, one per line: "
-                  "stage.metric AMOUNT or stage.metric PERCENT%", type="linelist", default=[])
+    parser.addini("rag_latency_tolerance", "tolerance for latency, which is measured: "
+                  "'PERCENT% + MS' (fail beyond the baseline plus PERCENT plus MS)",
+                  default="100% + 5")
+    parser.addini("rag_tolerances", "per-metric tolerances, one per line: stage.metric "
+                  "AMOUNT, stage.metric PERCENT% or stage.metric PERCENT% + AMOUNT",
+                  type="linelist", default=[])
     parser.addini("rag_significance", "significance level for baseline regressions "
                   "(see --rag-significance); empty: every regression beyond the tolerance fails",
                   default="")
@@ -155,7 +159,7 @@ class RagOptions:
     @classmethod
     def from_config(cls, config: pytest.Config, specs: Mapping[str, MetricSpec]) -> RagOptions:
         """Read and check the options; a bad value is a usage error (exit status 4)."""
-        from ..compare.thresholds import Tolerances, parse_threshold
+        from ..compare.thresholds import Tolerances, parse_latency_tolerance, parse_threshold
 
         option = config.option
         ini_dir = _ini_dir(config)
@@ -180,10 +184,12 @@ class RagOptions:
         absolute = (option.rag_tolerance_cli if option.rag_tolerance_cli is not None
                     else _ini_float(config, "rag_tolerance"))
         relative = _ini_float(config, "rag_relative_tolerance")
-        where = "ini rag_tolerances"
+        where = "ini rag_latency_tolerance"
         try:
+            latency = parse_latency_tolerance(str(config.getini("rag_latency_tolerance")))
+            where = "ini rag_tolerances"
             tolerances = Tolerances.parse(absolute, relative, config.getini("rag_tolerances"),
-                                          specs)
+                                          specs, latency)
             where = "--rag-threshold"
             cli = tuple(parse_threshold(text, "cli", specs) for text in option.rag_thresholds_cli)
             where = "ini rag_thresholds"

@@ -81,9 +81,9 @@ def test_update_writes_sorted_json_keyed_by_node_id_and_stage(
     metrics = entry["metrics"]
     assert metrics["recall_at_k"] == {"value": pytest.approx(2 / 3), "direction": "higher",
                                       "tolerance": 0.01, "relative": False}
-    # p95 of 100, 200, 300, 400 ms: 100 + 0.95 * 3 * 100 = 385; relative tolerance 10%.
+    # p95 of 100, 200, 300, 400 ms: 100 + 0.95 * 3 * 100 = 385; latency: 100% + 5 ms.
     assert metrics["p95_latency_ms"] == {"value": pytest.approx(385.0), "direction": "lower",
-                                         "tolerance": 0.1, "relative": True}
+                                         "tolerance": 1.0, "relative": True, "slack": 5.0}
     assert metrics["token_recall"]["value"] is None
     assert entry["per_query"]["recall_at_k"] == pytest.approx(
         {"q1": 1.0, "q2": 2 / 3, "q3": 0.0, "q4": 1.0})
@@ -341,9 +341,12 @@ def test_absolute_tolerance(rag_pytester: pytest.Pytester, args: tuple[str, ...]
 
 
 @pytest.mark.parametrize(("ini", "regressed", "kept"), [
-    ((), ("p50_latency_ms", "p95_latency_ms"), ()),
-    (("rag_relative_tolerance = 0.25",), (), ("p50_latency_ms", "p95_latency_ms")),
-    (("rag_tolerances = retrieval.p95_latency_ms 25%",), ("p50_latency_ms",), ("p95_latency_ms",)),
+    ((), (), ("p50_latency_ms", "p95_latency_ms")),   # default: 100% + 5 ms
+    (("rag_latency_tolerance = 10%",), ("p50_latency_ms", "p95_latency_ms"), ()),
+    # p50 250 -> 300 within 25 + 30 ms; p95 385 -> 462 beyond 38.5 + 30 ms.
+    (("rag_latency_tolerance = 10% + 30",), ("p95_latency_ms",), ("p50_latency_ms",)),
+    (("rag_latency_tolerance = 10%", "rag_tolerances = retrieval.p95_latency_ms 25%"),
+     ("p50_latency_ms",), ("p95_latency_ms",)),
 ])
 def test_relative_tolerance_for_latency(rag_pytester: pytest.Pytester, ini: tuple[str, ...],
                                         regressed: tuple[str, ...],
@@ -361,14 +364,16 @@ def test_relative_tolerance_for_latency(rag_pytester: pytest.Pytester, ini: tupl
 
 
 def test_baseline_records_the_tolerance_of_each_metric(rag_pytester: pytest.Pytester) -> None:
-    write_ini(rag_pytester, "rag_tolerance = 0.05", "rag_relative_tolerance = 0.2",
+    write_ini(rag_pytester, "rag_tolerance = 0.05", "rag_latency_tolerance = 20% + 3",
               "rag_tolerances = retrieval.p95_latency_ms 25%")
     rag_pytester.runpytest(*UPDATE).assert_outcomes(passed=1)
     metrics = baseline(rag_pytester)["tests"]["test_rag.py::test_retrieval"]["retrieval"]["metrics"]
     assert metrics["recall_at_k"]["tolerance"] == 0.05
-    assert metrics["p50_latency_ms"]["tolerance"] == 0.2
+    assert (metrics["p50_latency_ms"]["tolerance"], metrics["p50_latency_ms"]["slack"]) == (
+        0.2, 3.0)
     assert (metrics["p95_latency_ms"]["tolerance"], metrics["p95_latency_ms"]["relative"]) == (
         0.25, True)
+    assert "slack" not in metrics["p95_latency_ms"]
 
 
 @pytest.mark.parametrize(("args", "ini", "message"), [

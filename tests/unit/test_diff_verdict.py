@@ -91,7 +91,8 @@ def test_a_stored_tolerance_decides_and_a_flag_replaces_it(tmp_path: Path) -> No
         (tmp_path / name).write_text(json.dumps(scores.to_json()), encoding="utf-8")
     out, err = io.StringIO(), io.StringIO()
     argv = ["diff", str(tmp_path / "old.json"), str(tmp_path / "new.json")]
-    assert main([*argv, "--relative-tolerance", "0.1"], out=out, err=err) == 1
+    assert main([*argv, "--relative-tolerance", "0.1"], out=out, err=err) == 0  # not latency
+    assert main([*argv, "--latency-tolerance", "10%"], out=out, err=err) == 1
 
 
 @pytest.mark.parametrize("field, value, problem", [

@@ -64,7 +64,8 @@ EVALUATE_USAGE = ("usage: pytest-rag evaluate [-h] [--stage STAGE] [--format {ta
                   "                           [--relevance-from-evidence] [--allow-outside-paths]\n"
                   "                           FILE\n")
 DIFF_USAGE = ("usage: pytest-rag diff [-h] [--significance ALPHA] [--tolerance AMOUNT]\n"
-              "                       [--relative-tolerance FRACTION] [--all]\n"
+              "                       [--relative-tolerance FRACTION]\n"
+              "                       [--latency-tolerance 'PERCENT% + MS'] [--all]\n"
               "                       OLD NEW\n")
 STAGE_CHOICES = ("(choose from 'chunking', 'embedding', 'retrieval', 'reranking', 'augmentation', "
                  "'generation', 'end_to_end')")
