@@ -21,6 +21,7 @@ from ..dataset.bounded_read import FileTooLarge, NotARegularFile, read_bounded
 from ..dataset.json_text import big_integer_place, lone_surrogate_place
 from ..dataset.parser import MAX_FILE_BYTES, size_limit_text
 from ..registry import Direction, MetricSpec
+from .gold import gold_change, mean_over
 from .records import StageRecord
 from .thresholds import Allowance, Tolerances
 
@@ -73,6 +74,20 @@ def _check_stored_tolerance(metric: Mapping[str, Any], place: str,
     slack = metric.get("slack")
     if slack is not None and (not _number_or_null(slack) or slack < 0):
         raise bad(f"{place}.slack", f"expected a finite number >= 0, got {_short(slack)}")
+
+
+def _check_gold(gold: object, place: str, bad: Callable[[str, str], BaselineError]) -> None:
+    """An entry's optional ``gold``: ``{"queries": {id: digest}, "documents": digest}``."""
+    if gold is None:
+        return
+    if not isinstance(gold, dict):
+        raise bad(place, f"expected an object, got {_short(gold)}")
+    queries = gold.get("queries", {})
+    if not isinstance(queries, dict) or not all(isinstance(v, str) for v in queries.values()):
+        raise bad(f"{place}.queries", "expected an object of query id to fingerprint")
+    documents = gold.get("documents")
+    if documents is not None and not isinstance(documents, str):
+        raise bad(f"{place}.documents", f"expected a fingerprint string, got {_short(documents)}")
 
 
 def _check_writable(record: StageRecord) -> None:
@@ -196,6 +211,7 @@ class Baseline:
                         _check_stored_tolerance(metric, f"{place}.metrics.{key}", bad)
                     if not _number_or_null(value):
                         raise bad(f"{place}.metrics.{key}", _not_representable(value))
+                _check_gold(entry.get("gold"), f"{place}.gold", bad)
                 per_query = entry.get("per_query", {})
                 if not isinstance(per_query, dict) or not all(
                         isinstance(values, dict) for values in per_query.values()):
@@ -248,6 +264,7 @@ class Baseline:
                                     if value is not None}
                               for key, values in record.per_query.items()},
                 "settings": dict(record.settings),
+                **({"gold": record.gold_json()} if record.gold_json() else {}),
             }
         return Baseline(tests)
 
@@ -295,9 +312,13 @@ class MetricDiff:
     ``"improved"`` (better by more than ``allowed``: the baseline can be
     tightened), ``"unchanged"``, ``"new"`` (no baseline value),
     ``"lost"`` (measured in the baseline, not measured now; a regression
-    unless informational), ``"info"`` (informational metrics never fail) or
+    unless informational), ``"info"`` (informational metrics never fail),
     ``"within noise"`` (worse beyond the tolerance, but not significant at
-    the level asked for).  ``p_value`` and ``ci_low``/``ci_high`` (95%
+    the level asked for) or ``"gold changed"`` (the gold changed since the
+    baseline and the metric has no per-query values to compare on the
+    unchanged queries; never fails).  When the gold changed, ``current`` and
+    ``baseline`` of a per-query metric are its means over the unchanged
+    queries (:mod:`pytest_rag.compare.gold`).  ``p_value`` and ``ci_low``/``ci_high`` (95%
     bootstrap interval of the mean per-query change) are set for metrics with
     per-query values on both sides.
     """
@@ -353,6 +374,9 @@ def compare_record(record: StageRecord, baseline: Baseline, specs: Mapping[str, 
                    permutations: int = 10_000) -> list[MetricDiff]:
     """Each metric of ``record`` against the baseline entry of its test and stage.
 
+    When the gold changed since the baseline entry, per-query metrics compare on
+    the queries whose gold did not (:mod:`pytest_rag.compare.gold`).
+
     Metrics with per-query values on both sides also get a paired randomization
     test and a bootstrap interval of the change (see
     :mod:`pytest_rag.compare.significance`).  With ``alpha``, a regression beyond the
@@ -361,42 +385,50 @@ def compare_record(record: StageRecord, baseline: Baseline, specs: Mapping[str, 
     than two paired queries) is judged by its tolerance alone.
     """
     entry = baseline.entry(record.nodeid, record.stage)
+    change = gold_change(entry.get("gold") if entry else None, record)
+    same = change.same if change is not None and change.changed else None
     diffs = []
     for key, current in record.values.items():
         spec = specs.get(f"{record.stage}.{key}")
         direction = spec.direction if spec is not None else Direction.INFO
         old = baseline.value(record.nodeid, record.stage, key) if entry is not None else None
+        before = (entry or {}).get("per_query", {}).get(key)
+        after = record.per_query.get(key)
+        if same is not None and old is not None and before is not None and after is not None:
+            # The gold changed: compare on the queries whose gold did not.
+            before = {query: value for query, value in before.items() if query in same}
+            after = {query: value for query, value in after.items() if query in same}
+            old, current = mean_over(before, same), mean_over(after, same)
         allowed = tolerances.allowed(spec, old) if spec is not None and old is not None else 0.0
         worse: tuple[tuple[str, float | None, float | None], ...] = ()
         if old is None:
             status = "new" if current is not None else "unchanged"
         elif direction is Direction.INFO:
             status = "info"
+        elif same is not None and (before is None or after is None):
+            status = "gold changed"  # not per query: nothing left to compare on
         elif current is None:
             status = "lost"
         elif direction.worse(current, old, allowed):
             status = "regressed"
-            old_queries = (entry or {}).get("per_query", {}).get(key, {})
-            worse = _worse_queries(direction, old_queries, record.per_query.get(key, {}))
+            worse = _worse_queries(direction, before or {}, after or {})
         elif direction.worse(old, current, tolerances.allowed(spec, current) if spec else 0.0):
             # Improved: the old value would be a regression from the current one, so a
             # relative tolerance (latency: 100% + 5 ms) can be beaten in both directions.
             status = "improved"
         else:
             status = "unchanged"
-        before = (entry or {}).get("per_query", {}).get(key)
-        after = record.per_query.get(key)
         p_value = ci_low = ci_high = None
         if before and after and old is not None and current is not None:
             from .significance import paired_change  # numpy: only when comparing
 
-            change = paired_change(before, after, permutations=permutations,
+            paired = paired_change(before, after, permutations=permutations,
                                    resamples=permutations)
-            p_value, ci_low, ci_high = change.p_value, change.ci_low, change.ci_high
+            p_value, ci_low, ci_high = paired.p_value, paired.ci_low, paired.ci_high
             # Fewer than two paired queries give no p-value: then, as for a
             # metric without per-query values, the tolerance alone decides.
-            if (status == "regressed" and alpha is not None and change.p_value is not None
-                    and change.p_value >= alpha):
+            if (status == "regressed" and alpha is not None and paired.p_value is not None
+                    and paired.p_value >= alpha):
                 status = "within noise"
         diffs.append(MetricDiff(record.stage, key, current, old, allowed, direction.value,
                                 status, worse, p_value, ci_low, ci_high))

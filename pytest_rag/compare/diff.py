@@ -72,8 +72,10 @@ def _records(scores: Baseline) -> list[StageRecord]:
         for stage, entry in stages.items():
             values = {key: (metric.get("value") if isinstance(metric, Mapping) else metric)
                       for key, metric in entry["metrics"].items()}
+            gold = entry.get("gold", {})
             records.append(StageRecord(nodeid, stage, values, entry.get("per_query", {}),
-                                       entry.get("settings", {})))
+                                       entry.get("settings", {}), gold=gold.get("queries", {}),
+                                       documents=gold.get("documents")))
     return records
 
 

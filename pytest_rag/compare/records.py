@@ -64,13 +64,32 @@ class StageRecord:
     #: plain JSON values, empty unless ``--rag-html`` asked for them.  Never
     #: stored in the baseline nor in the JSON report.
     details: Mapping[str, Any] = field(default_factory=dict)
+    #: The fingerprint of each query's gold (query id to digest) and of the
+    #: documents, so that a later run can tell a gold change from a regression
+    #: (:mod:`pytest_rag.compare.gold`).  Empty / ``None`` when not known.
+    gold: Mapping[str, str] = field(default_factory=dict)
+    documents: str | None = None
 
     @classmethod
     def from_report(cls, nodeid: str, report: Report) -> StageRecord:
+        from ..dataset.model import documents_fingerprint
+
+        dataset = report.dataset
+        gold = {query.id: query.fingerprint for query in dataset.queries} if dataset else {}
         return cls(nodeid, report.stage, dict(report.values),
                    {key: dict(values) for key, values in report.per_query.items()},
                    {key: _plain(value) for key, value in report.settings.items()},
-                   dict(report.missing))
+                   dict(report.missing), gold=gold,
+                   documents=documents_fingerprint(dataset.documents) if dataset else None)
+
+    def gold_json(self) -> dict[str, Any]:
+        """The ``gold`` object of a baseline or report entry (empty when nothing is known)."""
+        data: dict[str, Any] = {}
+        if self.gold:
+            data["queries"] = dict(self.gold)
+        if self.documents is not None:
+            data["documents"] = self.documents
+        return data
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON; ``details`` only when there are any."""
@@ -79,11 +98,15 @@ class StageRecord:
                 "settings": dict(self.settings), "missing": dict(self.missing)}
         if self.details:
             data["details"] = dict(self.details)
+        if self.gold_json():
+            data["gold"] = self.gold_json()
         return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> StageRecord:
+        gold = data.get("gold", {})
         return cls(data["nodeid"], data["stage"], dict(data["values"]),
                    {k: dict(v) for k, v in data.get("per_query", {}).items()},
                    dict(data.get("settings", {})), dict(data.get("missing", {})),
-                   dict(data.get("details", {})))
+                   dict(data.get("details", {})), dict(gold.get("queries", {})),
+                   gold.get("documents"))

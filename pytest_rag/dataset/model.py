@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from ..text.tokens import TokenTable
 
 __all__ = [
+    "documents_fingerprint",
     "Chunk",
     "Claim",
     "Dataset",
@@ -31,6 +32,33 @@ __all__ = [
     "RunEntry",
     "Vectors",
 ]
+
+
+def _digest(*parts: str) -> str:
+    """16 hex digits of BLAKE2b over ``parts``, separated so that they cannot run together."""
+    import hashlib
+
+    digest = hashlib.blake2b(digest_size=8)
+    for part in parts:
+        digest.update(part.encode("utf-8", "surrogatepass"))
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def _plain(value: object) -> object:
+    """JSON for what :func:`json.dumps` does not know: records and read-only mappings."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.astuple(value)
+    if isinstance(value, Mapping):
+        return dict(value)
+    raise TypeError(f"cannot fingerprint {type(value).__name__}")
+
+
+def documents_fingerprint(documents: Sequence[Document]) -> str | None:
+    """A digest of all documents' ids and texts, in any order; ``None`` for none."""
+    if not documents:
+        return None
+    return _digest(*sorted(document.fingerprint for document in documents))
 
 
 @dataclass(frozen=True)
@@ -52,6 +80,11 @@ class Document:
         from ..text.tokens import tokenize
 
         return tokenize(self.text)
+
+    @functools.cached_property
+    def fingerprint(self) -> str:
+        """A digest of the id and text: equal for equal documents (metadata aside)."""
+        return _digest(self.id, self.text)
 
 
 @dataclass(frozen=True)
@@ -143,6 +176,18 @@ class Query:
     required_facts: tuple[str, ...] = ()
     expected_citations: tuple[str, ...] = ()
     answerable: bool | None = None
+
+    @functools.cached_property
+    def fingerprint(self) -> str:
+        """A digest of the gold (every field but the id): it changes when the gold is edited."""
+        import json
+
+        gold = [getattr(self, name) for name in _GOLD_FIELDS]
+        return _digest(json.dumps(gold, sort_keys=True, ensure_ascii=False, default=_plain))
+
+
+#: The fields of a query's gold: every field but the id.
+_GOLD_FIELDS: Final = tuple(f.name for f in dataclasses.fields(Query) if f.name != "id")
 
 
 @dataclass(frozen=True)

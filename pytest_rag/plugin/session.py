@@ -161,6 +161,7 @@ class RagSession:
         """Checks, diffs and properties of one test: ``(failure message lines, payload)``;
         no lines when the gate passes."""
         from ..compare.baseline import compare_record
+        from ..compare.gold import gold_change
         from ..compare.records import CheckRecord, StageRecord
 
         latest = state.latest()
@@ -181,6 +182,7 @@ class RagSession:
                 chosen[ident] = threshold
         checks = {(r.stage): [c for c in test_checks if c.stage == r.stage] for r in records}
         diffs: dict[str, list[MetricDiff]] = {}
+        gold_notes: list[str] = []  # said after a failure: why some metrics compared as they did
         for record in records:
             for (stage, key), threshold in chosen.items():
                 if stage != record.stage or key not in record.values:
@@ -201,6 +203,10 @@ class RagSession:
                 block = self._regression_lines(record, diffs[record.stage])
                 titles.update(block[:1])
                 failures.extend(block)
+                entry = self.baseline.entry(item.nodeid, record.stage)
+                change = gold_change(entry.get("gold") if entry else None, record)
+                if change is not None and change.changed:
+                    gold_notes.append(f"  {record.stage}: {change.text()}")
                 if (self.options.strict and not self.options.update
                         and self.baseline.entry(item.nodeid, record.stage) is None):
                     failures.append(f"{record.stage}: no baseline entry for this test in "
@@ -226,6 +232,8 @@ class RagSession:
         regressed = [diff for stage_diffs in diffs.values() for diff in stage_diffs
                      if diff.failed] if not self.options.update else []
         message = _message(failures, regressed, self.options.baseline_path.name, titles)
+        if message:
+            message.extend(gold_notes)
         payload = {
             "sweep": item.get_closest_marker("rag_sweep") is not None,
             "records": [record.to_json() for record in records],
@@ -408,11 +416,19 @@ class RagSession:
         self._write_baseline(session)
         if not self._scorecard_wanted():
             return  # nothing recorded, nothing asked for: a run that did not use the plugin
+        from ..compare.gold import gold_change
         from ..reports.scorecard import build_scorecard
 
+        gold_changes = {}
+        if self.baseline is not None and self.options.compare:
+            for record in self.records:
+                entry = self.baseline.entry(record.nodeid, record.stage)
+                change = gold_change(entry.get("gold") if entry else None, record)
+                if change is not None:
+                    gold_changes[(record.nodeid, record.stage)] = change
         self.scorecard = build_scorecard(self.records, self.checks, self.diffs, self.specs,
                                          self.outcomes, self.order,
-                                         frozenset(self.sweep_tests))
+                                         frozenset(self.sweep_tests), gold_changes)
         scorecard = self.scorecard
         writers = ((self.options.report_json, _write_json_report),
                    (self.options.report_md, _append_markdown_report),

@@ -400,6 +400,8 @@ def _metrics(scorecard: Scorecard, specs: Mapping[str, MetricSpec],
                    f"{_attrs(data_test=entry.nodeid, data_stage=entry.stage)}>"
                    f"<summary><code>{_e(entry.nodeid)}</code> <strong>{_e(entry.stage)}</strong> "
                    f"{_status(entry.outcome)}{failing} {_settings(entry)}</summary><div>")
+        if entry.gold_change is not None:
+            out.append(f'<p class="gold-change">{_e(entry.gold_change.text())}</p>')
         out.append('<div class="scroll"><table class="metrics"><thead><tr><th>metric</th>'
                    '<th></th><th class="num">value</th><th class="num">threshold</th>'
                    '<th class="num">baseline</th><th class="num">delta</th><th class="num">p</th>'

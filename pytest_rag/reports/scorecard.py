@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..compare.baseline import MetricDiff
+from ..compare.gold import GoldChange
 from ..compare.records import REPORT_FORMAT, REPORT_VERSION, CheckRecord, StageRecord
 from ..compare.sweeps import Sweep, find_sweeps, sweep_lines, sweep_markdown
 from ..escaping import markdown_code, terminal_text
@@ -75,7 +76,8 @@ def _table(rows: Sequence[tuple[str, ...]], width: int) -> list[str]:
 
 
 #: Row statuses that make the default scorecard show their stage report.
-ATTENTION = frozenset({"FAIL", "REGRESSED", "LOST", "within noise", "improved", "new"})
+ATTENTION = frozenset({"FAIL", "REGRESSED", "LOST", "within noise", "improved", "new",
+                       "gold changed"})
 
 
 @dataclass(frozen=True)
@@ -132,6 +134,11 @@ class ScoreEntry:
     outcome: str = "passed"
     worse_queries: Mapping[str, Sequence[tuple[str, float | None, float | None]]] = field(
         default_factory=dict)
+    #: The gold fingerprints of the record (``{"queries": ..., "documents": ...}``), kept in
+    #: the JSON report so that ``pytest-rag diff`` sees gold changes too.
+    gold: Mapping[str, Any] = field(default_factory=dict)
+    #: How the gold changed since the baseline, when it did.
+    gold_change: GoldChange | None = None
 
     @property
     def failed(self) -> bool:
@@ -146,7 +153,8 @@ def _row(record: StageRecord, key: str, spec: MetricSpec | None,
     status = "not measured" if value is None else "ok"
     if diff is not None:
         status = {"regressed": "REGRESSED", "lost": "LOST", "improved": "improved",
-                  "new": "new", "within noise": "within noise"}.get(diff.status, status)
+                  "new": "new", "within noise": "within noise",
+                  "gold changed": "gold changed"}.get(diff.status, status)
     if any(not check.passed for check in mine):
         status = "FAIL"
     return ScoreRow(key, value, threshold, diff.baseline if diff else None,
@@ -160,8 +168,10 @@ def _row(record: StageRecord, key: str, spec: MetricSpec | None,
 def build_scorecard(records: Iterable[StageRecord], checks: Iterable[CheckRecord] | Mapping[
         tuple[str, str], Sequence[CheckRecord]], diffs: Mapping[tuple[str, str], Sequence[MetricDiff]],
         specs: Mapping[str, MetricSpec], outcomes: Mapping[str, str] | None = None,
-        order: Sequence[str] = (), sweep_tests: frozenset[str] | None = None) -> Scorecard:
-    """Assemble the scorecard; ``checks`` and ``diffs`` are keyed by ``(nodeid, stage)``.
+        order: Sequence[str] = (), sweep_tests: frozenset[str] | None = None,
+        gold_changes: Mapping[tuple[str, str], GoldChange] | None = None) -> Scorecard:
+    """Assemble the scorecard; ``checks``, ``diffs`` and ``gold_changes`` are keyed by
+    ``(nodeid, stage)``.
 
     Entries follow ``order`` (the session's collection order, so parametrized
     variants keep the order they were written in); tests not in it come after,
@@ -179,9 +189,12 @@ def build_scorecard(records: Iterable[StageRecord], checks: Iterable[CheckRecord
                           check_map.get(ident, ()), by_key.get(key))
                      for key in record.values)
         worse = {key: diff.worse_queries for key, diff in by_key.items() if diff.worse_queries}
+        change = (gold_changes or {}).get(ident)
         entries.append(ScoreEntry(record.nodeid, record.stage, dict(record.settings), rows,
                                   dict(record.per_query),
-                                  (outcomes or {}).get(record.nodeid, "passed"), worse))
+                                  (outcomes or {}).get(record.nodeid, "passed"), worse,
+                                  record.gold_json(),
+                                  change if change is not None and change.changed else None))
     return Scorecard(tuple(entries), sweep_tests)
 
 
@@ -215,7 +228,7 @@ class Scorecard:
         for status, word in (("FAIL", "below threshold"), ("REGRESSED", "regressed"),
                              ("LOST", "no longer measured"),
                              ("within noise", "worse but within noise"), ("improved", "improved"),
-                             ("new", "new")):
+                             ("new", "new"), ("gold changed", "not compared (gold changed)")):
             if counts.get(status):
                 parts.append(f"{counts[status]} {word}")
         return ", ".join(parts)
@@ -235,7 +248,7 @@ class Scorecard:
         out: list[str] = []
         quiet = 0
         for entry in self.entries:
-            if not full and entry.outcome != "failed" and not any(
+            if not full and entry.outcome != "failed" and entry.gold_change is None and not any(
                     row.status in ATTENTION for row in entry.rows):
                 quiet += 1
                 continue
@@ -244,6 +257,9 @@ class Scorecard:
             header = terminal_text(f"{entry.nodeid} [{entry.stage}]"
                                    + (f" ({settings})" if settings else ""))
             out.append(header if len(header) <= width else header[:width - 1] + "…")
+            if entry.gold_change is not None:
+                out.extend(textwrap.wrap(entry.gold_change.text(), width,
+                                         initial_indent="  ", subsequent_indent="    "))
             rows = [row for row in entry.rows if full or row.interesting]
             hidden = len(entry.rows) - len(rows)
             if rows:
@@ -276,6 +292,8 @@ class Scorecard:
         for entry in self.entries:
             parts.append(f"### {markdown_code(entry.nodeid)} — {entry.stage}")
             parts.append("")
+            if entry.gold_change is not None:
+                parts.extend([f"_{markdown_code(entry.gold_change.text())}_", ""])
             table = [(f"`{row.key}`", _num(row.value), row.threshold or "",
                       _num(row.baseline) if row.baseline is not None else "", _delta(row.delta),
                       row.p_text, "" if row.ci_low is None or not row.p_text
@@ -299,6 +317,8 @@ class Scorecard:
                 "settings": dict(entry.settings),
                 "metrics": {row.key: row.to_json() for row in entry.rows},
                 "per_query": {k: dict(v) for k, v in entry.per_query.items()},
+                **({"gold": dict(entry.gold)} if entry.gold else {}),
+                **({"gold_change": entry.gold_change.to_json()} if entry.gold_change else {}),
             }
         sweeps: dict[str, dict[str, Any]] = {}
         for sweep in self.sweeps():

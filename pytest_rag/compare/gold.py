@@ -1,0 +1,96 @@
+"""Gold drift: which queries' gold changed since the baseline, and what still compares.
+
+Gold datasets grow and get corrected.  Each baseline entry stores a
+fingerprint of every query's gold and one of the documents
+(:attr:`StageRecord.gold`, :attr:`StageRecord.documents`).  When they differ
+from the current run's, a metric with per-query values is compared on the
+queries whose gold is the same on both sides: its baseline and current values
+become the means over those queries (the aggregate rule of every per-query
+metric), so new, removed and edited queries move nothing.  A metric without
+per-query values cannot be restricted: it is reported as ``gold changed`` and
+never fails.  Entries written before fingerprints existed compare as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .records import StageRecord
+
+__all__ = ["GoldChange", "gold_change", "mean_over"]
+
+#: How many query ids a message names before it says "+N more".
+SHOWN_IDS = 5
+
+
+@dataclass(frozen=True)
+class GoldChange:
+    """The gold of one stage entry, baseline against current run.
+
+    ``same`` holds the queries whose gold fingerprint is equal on both sides.
+    """
+
+    added: tuple[str, ...]
+    removed: tuple[str, ...]
+    edited: tuple[str, ...]
+    documents: bool
+    same: frozenset[str]
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.added or self.removed or self.edited or self.documents)
+
+    def text(self) -> str:
+        """One line for the scorecard, the failure text and the reports."""
+        parts = []
+        for ids, word in ((self.added, "added"), (self.edited, "edited"),
+                          (self.removed, "removed")):
+            if ids:
+                parts.append(f"{len(ids)} {'query' if len(ids) == 1 else 'queries'} {word} "
+                             f"({_ids(ids)})")
+        if self.documents:
+            parts.append("documents edited")
+        return (f"gold changed since the baseline: {', '.join(parts)}; per-query metrics "
+                f"compared on the {len(self.same)} unchanged "
+                f"{'query' if len(self.same) == 1 else 'queries'} (baseline and delta over "
+                f"those), the others not compared")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"added": list(self.added), "removed": list(self.removed),
+                "edited": list(self.edited), "documents_edited": self.documents,
+                "compared_on": len(self.same)}
+
+
+def _ids(ids: tuple[str, ...]) -> str:
+    shown = ", ".join(ids[:SHOWN_IDS])
+    return shown + (f", +{len(ids) - SHOWN_IDS} more" if len(ids) > SHOWN_IDS else "")
+
+
+def gold_change(stored: Mapping[str, Any] | None, record: StageRecord) -> GoldChange | None:
+    """The change between a baseline entry's ``gold`` object and ``record``'s, or
+    ``None`` when either side has no fingerprints (nothing to tell)."""
+    old_queries = (stored or {}).get("queries")
+    if not old_queries or not record.gold:
+        return None
+    new_queries = record.gold
+    added = tuple(query for query in new_queries if query not in old_queries)
+    removed = tuple(query for query in old_queries if query not in new_queries)
+    edited = tuple(query for query, digest in new_queries.items()
+                   if query in old_queries and old_queries[query] != digest)
+    old_documents = (stored or {}).get("documents")
+    documents = (old_documents is not None and record.documents is not None
+                 and old_documents != record.documents)
+    same = frozenset(query for query, digest in new_queries.items()
+                     if old_queries.get(query) == digest)
+    return GoldChange(added, removed, edited, documents, same)
+
+
+def mean_over(values: Mapping[str, float | None], queries: frozenset[str]) -> float | None:
+    """The mean of the measured values of ``queries`` (``None`` when none is measured)."""
+    measured = [value for query, value in values.items()
+                if query in queries and value is not None]
+    if not measured:
+        return None
+    return sum(measured) / len(measured)

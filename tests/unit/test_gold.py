@@ -1,0 +1,53 @@
+"""Gold fingerprints and the change between a baseline entry and a run."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from pytest_rag.compare.gold import gold_change, mean_over
+from pytest_rag.compare.records import StageRecord
+from pytest_rag.dataset.model import Document, EvidenceSpan, Query, documents_fingerprint
+
+QUERY = Query("q1", "Who?", {"a": 2, "b": 1}, (EvidenceSpan("d", 0, 5),), ("Ann",))
+
+
+def test_a_query_fingerprint_follows_its_gold_not_its_id_or_key_order() -> None:
+    assert Query("other", "Who?", {"b": 1, "a": 2}, (EvidenceSpan("d", 0, 5),),
+                 ("Ann",)).fingerprint == QUERY.fingerprint
+    for change in ({"question": "Who is it?"}, {"relevant": {"a": 2}},
+                   {"expected_evidence": (EvidenceSpan("d", 0, 6),)},
+                   {"reference_answers": ("Anne",)}, {"answerable": False}):
+        assert dataclasses.replace(QUERY, **change).fingerprint != QUERY.fingerprint, change
+
+
+def test_the_documents_fingerprint_ignores_order_and_metadata() -> None:
+    one, two = Document("a", "alpha"), Document("b", "beta", {"x": 1})
+    assert documents_fingerprint([one, two]) == documents_fingerprint([two, Document("a", "alpha",
+                                                                                     {"y": 2})])
+    assert documents_fingerprint([one, two]) != documents_fingerprint([one, Document("b", "beta!")])
+    assert documents_fingerprint([]) is None
+    # Parts are separated: ("ab", "c") and ("a", "bc") differ.
+    assert Document("ab", "c").fingerprint != Document("a", "bc").fingerprint
+
+
+def record(gold: dict[str, str], documents: str | None = "D") -> StageRecord:
+    return StageRecord("t::t", "retrieval", {}, gold=gold, documents=documents)
+
+
+def test_gold_change_names_added_removed_and_edited_queries() -> None:
+    stored = {"queries": {"q1": "a", "q2": "b", "q3": "c"}, "documents": "D"}
+    change = gold_change(stored, record({"q1": "a", "q2": "B", "q4": "d"}))
+    assert change is not None and change.changed
+    assert (change.added, change.removed, change.edited, change.documents) == (
+        ("q4",), ("q3",), ("q2",), False)
+    assert change.same == frozenset({"q1"})
+    assert not gold_change(stored, record({"q1": "a", "q2": "b", "q3": "c"})).changed
+    assert gold_change(stored, record({"q1": "a", "q2": "b", "q3": "c"}, "E")).documents
+    assert gold_change(None, record({"q1": "a"})) is None  # an entry from before fingerprints
+    assert gold_change(stored, record({})) is None
+
+
+def test_mean_over_skips_unmeasured_and_other_queries() -> None:
+    values = {"q1": 1.0, "q2": None, "q3": 0.0, "q4": 0.5}
+    assert mean_over(values, frozenset({"q1", "q2", "q3"})) == 0.5
+    assert mean_over(values, frozenset({"q2"})) is None
