@@ -109,7 +109,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def _evaluate(args: argparse.Namespace, out: TextIO) -> int:
     from .dataset.loading import load_dataset
-    from .reports.formatting import settings_text
+    from .formatting import settings_text
     from .reports.tables import measured, report_table, reports_json
     from .stages.evaluate import evaluate_dataset, evaluator_settings
 

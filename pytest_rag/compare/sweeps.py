@@ -14,11 +14,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..escaping import markdown_code, terminal_text
+from ..formatting import number_text
 
 __all__ = ["Sweep", "find_sweeps", "split_nodeid"]
 
 #: Longest metric name in a sweep column header before it is shortened.
-HEADER_LIMIT = 14
+HEADER_LIMIT = 17
 
 
 def split_nodeid(nodeid: str) -> tuple[str, str | None]:
@@ -105,12 +106,25 @@ def find_sweeps(entries: Sequence[Any], directions: Mapping[str, str],
 def _cell(value: float | None, best: bool) -> str:
     if value is None:
         return "-"
-    text = f"{value:.1f}" if abs(value) >= 1000 else f"{value:.3f}"
-    return text + ("*" if best else "")
+    return number_text(value) + ("*" if best else "")
 
 
 def _short(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def header_lines(key: str, limit: int = HEADER_LIMIT) -> tuple[str, str]:
+    """A metric key as two header lines of at most ``limit`` characters, split after an
+    underscore (``("average_", "precision_at_k")``); ``("", key)`` when it fits on one.
+    A key that no split fits is shortened with ``…`` on the second line."""
+    if len(key) <= limit:
+        return "", key
+    splits = [i + 1 for i, char in enumerate(key) if char == "_"
+              and i + 1 <= limit and len(key) - i - 1 <= limit]
+    if not splits:
+        return "", _short(key, limit)
+    cut = min(splits, key=lambda i: abs(len(key) - 2 * i))  # the most even split
+    return key[:cut], key[cut:]
 
 
 def sweep_lines(sweep: Sweep, width: int = 80) -> list[str]:
@@ -125,8 +139,9 @@ def sweep_lines(sweep: Sweep, width: int = 80) -> list[str]:
     columns = []
     for j, metric in enumerate(sweep.metrics):
         cells = [_cell(row[j], i in sweep.best[j]) for i, row in enumerate(sweep.values)]
-        header = _short(metric, HEADER_LIMIT)
-        columns.append((header, cells, max(len(header), *(len(c) for c in cells))))
+        top, bottom = header_lines(metric)
+        columns.append(((top, bottom), cells,
+                        max(len(top), len(bottom), *(len(c) for c in cells))))
     start = 0
     while start < len(columns):
         used, end = 2 + first, start
@@ -134,8 +149,9 @@ def sweep_lines(sweep: Sweep, width: int = 80) -> list[str]:
             used += 2 + columns[end][2]
             end += 1
         chunk = columns[start:end]
-        rows = [["variant", *(c[0] for c in chunk)],
-                ["-" * first, *("-" * c[2] for c in chunk)]]
+        rows = [["", *(c[0][0] for c in chunk)]] if any(c[0][0] for c in chunk) else []
+        rows += [["variant", *(c[0][1] for c in chunk)],
+                 ["-" * first, *("-" * c[2] for c in chunk)]]
         rows += [[names[i], *(c[1][i] for c in chunk)] for i in range(len(names))]
         sizes = [first, *(c[2] for c in chunk)]
         out.extend("  " + "  ".join(cell.ljust(size) for cell, size in zip(row, sizes)).rstrip()

@@ -20,6 +20,7 @@ import pytest
 
 from ..atomic import exclusive, write_atomically
 from ..escaping import terminal_text
+from ..formatting import number_text
 
 # The rest is imported where it is used: pytest_configure creates the session
 # on every run, also when no test uses the plugin, and must stay cheap.
@@ -44,9 +45,7 @@ PARTIAL = "rag_partial"
 
 
 def _fmt(value: float | None) -> str:
-    if value is None:
-        return "not measured"
-    return f"{value:.3f}" if abs(value) < 1000 else f"{value:.1f}"
+    return "not measured" if value is None else number_text(value)
 
 
 def _is_worker(config: pytest.Config) -> bool:

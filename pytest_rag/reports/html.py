@@ -44,8 +44,8 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import TYPE_CHECKING, Any
 
+from ..formatting import delta_text, number_text, settings_text
 from ..registry import REGISTRY, MetricSpec
-from .formatting import settings_text
 from .svg import BASELINE, CURRENT, WORSE, Marker, Series, bar, bin_counts, histogram
 
 if TYPE_CHECKING:
@@ -184,21 +184,11 @@ def format_number(value: float | None) -> str:
     """A value for people: 3 decimals, 1 above 1000, 2 significant digits below 0.01."""
     if value is None:
         return "not measured"
-    if not math.isfinite(value):
-        return str(value)
-    if abs(value) >= 1000:
-        return f"{value:.1f}"
-    if 0 < abs(value) < 0.01:
-        return f"{value:.2g}"
-    return f"{value:.3f}"
+    return number_text(value)
 
 
 def _delta_text(value: float) -> str:
-    if abs(value) >= 1000:
-        return f"{value:+.1f}"
-    if 0 < abs(value) < 0.001:
-        return f"{value:+.1g}"
-    return f"{value:+.3f}"
+    return delta_text(value)
 
 
 def _attrs(**attributes: object) -> str:

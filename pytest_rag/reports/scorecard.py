@@ -16,8 +16,8 @@ from ..compare.gold import GoldChange
 from ..compare.records import REPORT_FORMAT, REPORT_VERSION, CheckRecord, StageRecord
 from ..compare.sweeps import Sweep, find_sweeps, sweep_lines, sweep_markdown
 from ..escaping import markdown_code, terminal_text
+from ..formatting import delta_text, number_text, p_value_text, setting_text
 from ..registry import MetricSpec
-from .formatting import setting_text
 
 __all__ = ["ScoreEntry", "ScoreRow", "Scorecard", "build_scorecard"]
 
@@ -25,13 +25,7 @@ _FAILING = ("FAIL", "REGRESSED", "LOST")
 
 
 def _num(value: float | None) -> str:
-    if value is None:
-        return "-"
-    if abs(value) >= 1000:
-        return f"{value:.1f}"
-    if 0 < abs(value) < 0.01:
-        return f"{value:.2g}"  # e.g. a cost of 0.00012 USD, not 0.000
-    return f"{value:.3f}"
+    return "-" if value is None else number_text(value)
 
 
 def _short(value: Any, limit: int = 24) -> str:
@@ -40,13 +34,7 @@ def _short(value: Any, limit: int = 24) -> str:
 
 
 def _delta(value: float | None) -> str:
-    if value is None:
-        return ""
-    if abs(value) >= 1000:
-        return f"{value:+.1f}"
-    if 0 < abs(value) < 0.001:
-        return f"{value:+.1g}"
-    return f"{value:+.3f}"
+    return "" if value is None else delta_text(value)
 
 
 _COLUMNS = ("metric", "value", "threshold", "baseline", "delta", "p", "status")
@@ -107,7 +95,7 @@ class ScoreRow:
         """The p-value of a change worth a look (regressed, improved, within noise)."""
         if self.p_value is None or self.status not in ("REGRESSED", "improved", "within noise"):
             return ""
-        return "<0.001" if self.p_value < 0.001 else f"{self.p_value:.3f}"
+        return p_value_text(self.p_value)
 
     @property
     def interesting(self) -> bool:
@@ -256,7 +244,9 @@ class Scorecard:
                                  for k, v in entry.settings.items() if v is not None)
             header = terminal_text(f"{entry.nodeid} [{entry.stage}]"
                                    + (f" ({settings})" if settings else ""))
-            out.append(header if len(header) <= width else header[:width - 1] + "…")
+            # Too wide: wrapped between words (settings), never cut inside one.
+            out.extend(textwrap.wrap(header, width, subsequent_indent="    ",
+                                     break_on_hyphens=False) or [header])
             if entry.gold_change is not None:
                 out.extend(textwrap.wrap(entry.gold_change.text(), width,
                                          initial_indent="  ", subsequent_indent="    "))

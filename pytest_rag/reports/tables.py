@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from tabulate import tabulate
 
+from ..formatting import delta_text, number_text, p_value_text
 from ..registry import REGISTRY, STAGES, MetricSpec, describe_need
 from ..stages.report import Report
 
@@ -20,15 +21,10 @@ __all__ = ["format_value", "registry_rows", "registry_table", "render_diff", "re
 _DIRECTION_WORDS = {"higher": "higher is better", "lower": "lower is better", "info": "informational"}
 
 
-def format_value(value: float | None, digits: int = 4) -> str:
-    """A metric value for people: ``None`` is ``not measured``, never 0."""
-    if value is None:
-        return "not measured"
-    if not math.isfinite(value):
-        return str(value)
-    if value == int(value) and abs(value) < 1e15:
-        return str(int(value)) if abs(value) >= 10 else f"{value:.{digits}f}"
-    return f"{value:.{digits}f}"
+def format_value(value: float | None) -> str:
+    """A metric value for people (:func:`pytest_rag.formatting.number_text`); ``None`` is
+    ``not measured``, never 0."""
+    return "not measured" if value is None else number_text(value)
 
 
 def registry_rows(stage: str | None = None) -> list[MetricSpec]:
@@ -70,7 +66,7 @@ def measured(reports: Iterable[Report]) -> list[Report]:
 
 
 def _diff_number(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f}" if abs(value) < 1000 else f"{value:.1f}"
+    return "-" if value is None else number_text(value)
 
 
 def render_diff(rows: list[DiffRow], *, show_all: bool = False) -> str:
@@ -86,10 +82,10 @@ def render_diff(rows: list[DiffRow], *, show_all: bool = False) -> str:
         out.append(f"{nodeid} [{stage}]")
         table: list[Any] = []
         for d in shown:
-            p_value = "" if d.p_value is None else f"{d.p_value:.4f}"
+            p_value = "" if d.p_value is None else p_value_text(d.p_value)
             interval = ("" if d.ci_low is None or d.ci_high is None else
                         f"[{d.ci_low:+.3f}, {d.ci_high:+.3f}]")
-            delta = "" if d.delta is None else f"{d.delta:+.3f}"
+            delta = "" if d.delta is None else delta_text(d.delta)
             table.append((d.key, _diff_number(d.baseline), _diff_number(d.current), delta,
                           p_value, interval, d.status))
         text = tabulate(table, headers=("metric", "old", "new", "delta", "p", "95% CI", "status"),

@@ -232,3 +232,19 @@ def test_loud(rag):
     full = scorecard_lines(pytester.runpytest(*RUN, "-v", "--rag-threshold",
                                               "retrieval.recall_at_k >= 0.5"))
     assert sum(line.startswith("test_many.py::test_quiet") for line in full) == 9
+
+
+LONG_HEADER = """
+def test_a_retriever_with_a_rather_long_descriptive_name(rag):
+    rag.retrieval(relevance_from_evidence=True)
+"""
+
+
+def test_a_long_header_wraps_between_words_not_inside_one(rag_pytester: pytest.Pytester) -> None:
+    rag_pytester.makepyfile(test_rag=LONG_HEADER)
+    result = rag_pytester.runpytest("-p", "no:cacheprovider", "--rag-scorecard=full")
+    result.assert_outcomes(passed=1)
+    lines = scorecard_lines(result)
+    assert "…" not in "\n".join(lines)
+    assert "relevance_from_evidence=true)" in " ".join(lines)
+    assert all(len(line) <= 80 for line in lines)

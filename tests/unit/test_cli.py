@@ -61,7 +61,7 @@ def test_evaluate_table_shows_values_and_reasons(small_file: Path) -> None:
     status, out, _ = run_cli("evaluate", str(small_file), "--stage", "retrieval")
     assert status == 0
     assert "retrieval (k=5)" in out
-    assert "recall_at_k" in out and "1.0000" in out
+    assert "recall_at_k" in out and "1.000" in out and "1.0000" not in out
     assert "not measured" in out and "needs retrieval_latency_ms" in out
 
 
@@ -240,7 +240,7 @@ def test_settings_flags_of_evaluate(tmp_path: Path, small_file: Path) -> None:
 def test_settings_print_one_way_in_every_output(small_file: Path) -> None:
     """``size_limits`` printed as ``(1, 3)`` from the command line and ``[1, 3]`` in the
     scorecard; one rule now (JSON notation), from one module."""
-    from pytest_rag.reports.formatting import settings_text
+    from pytest_rag.formatting import settings_text
 
     status, out, err = run_cli("evaluate", str(small_file), "--size-limits", "1", "3",
                                "--abstain-phrase", "no idea")

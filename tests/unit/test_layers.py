@@ -33,7 +33,7 @@ PACKAGE = Path(pytest_rag.__file__).parent
 
 #: Layer rank of each top-level module or folder of the package.
 RANKS: dict[str, int] = {
-    "errors": 0, "registry": 0, "escaping": 0, "atomic": 0,
+    "errors": 0, "registry": 0, "escaping": 0, "atomic": 0, "formatting": 0,
     "text": 1,
     "dataset": 2,
     "kernels": 3,

@@ -61,3 +61,15 @@ def test_many_metrics_split_into_tables_within_80_columns() -> None:
     lines = build_scorecard(records, {}, {}, REGISTRY).lines()
     assert sum(line.startswith("  variant") for line in lines) >= 4
     assert all(len(line) <= 80 for line in lines)
+
+
+def test_every_metric_key_fits_a_sweep_header_without_being_cut() -> None:
+    from pytest_rag.compare.sweeps import HEADER_LIMIT, header_lines
+    from pytest_rag.registry import REGISTRY
+
+    for spec in REGISTRY.values():
+        top, bottom = header_lines(spec.key)
+        assert top + bottom == spec.key, spec.key
+        assert max(len(top), len(bottom)) <= HEADER_LIMIT, spec.key
+    assert header_lines("average_precision_at_k") == ("average_", "precision_at_k")
+    assert header_lines("recall_at_k") == ("", "recall_at_k")
