@@ -39,7 +39,12 @@ def _parser() -> argparse.ArgumentParser:
     evaluate = commands.add_parser(
         "evaluate", help="evaluate every stage a dataset file has data for",
         description="Evaluate a gold dataset with its run (FORMAT pytest-rag/v1, YAML or JSON).")
-    evaluate.add_argument("file", metavar="FILE", help="dataset file (.yaml, .yml or .json)")
+    evaluate.add_argument("file", metavar="FILE",
+                          help="dataset: a .yaml, .yml or .json file, a BEIR folder, a ragas "
+                               ".jsonl or .csv file, or TREC qrels")
+    evaluate.add_argument("--run", metavar="RUN", default=None,
+                          help="run file replacing the dataset's run: a 'run' section on its "
+                               "own (.yaml/.json) or a TREC run file")
     evaluate.add_argument("--stage", action="append", choices=STAGES, metavar="STAGE",
                           help=f"evaluate only this stage (repeatable): {', '.join(STAGES)}")
     evaluate.add_argument("--format", choices=("table", "json"), default="table",
@@ -100,8 +105,31 @@ def _parser() -> argparse.ArgumentParser:
                            "plus 5 ms)")
     diff.add_argument("--all", action="store_true", help="also list unchanged metrics")
 
+    convert = commands.add_parser(
+        "convert", help="write TREC, BEIR or ragas data as a pytest-rag dataset file",
+        description="Convert files of other tools to FORMAT pytest-rag/v1, written as YAML "
+                    "or JSON by the extension of -o.")
+    kinds = convert.add_subparsers(dest="kind", required=True, metavar="KIND")
+    trec = kinds.add_parser("trec", help="TREC qrels, and optionally a run")
+    trec.add_argument("--qrels", required=True, metavar="QRELS",
+                      help="qrels: topic iteration docno relevance")
+    trec.add_argument("--run", default=None, metavar="RUN",
+                      help="run: topic Q0 docno rank score tag (ordered as trec_eval does)")
+    trec.add_argument("--relevance-level", type=positive_int, default=1, metavar="N",
+                      help="a document is relevant from this grade on (trec_eval -l; default 1)")
+    beir = kinds.add_parser("beir", help="a BEIR folder: corpus.jsonl, queries.jsonl, qrels/")
+    beir.add_argument("folder", metavar="DIR")
+    beir.add_argument("--split", default="test", help="qrels/SPLIT.tsv (default: test)")
+    ragas = kinds.add_parser("ragas", help="ragas rows as .jsonl or .csv")
+    ragas.add_argument("file", metavar="FILE")
+    for kind in (trec, beir, ragas):
+        kind.add_argument("-o", "--output", required=True, metavar="OUT",
+                          help="the dataset file to write (.yaml, .yml or .json)")
+
     validate = commands.add_parser("validate", help="check a dataset file against the format")
     validate.add_argument("file", metavar="FILE")
+    validate.add_argument("--run", metavar="RUN", default=None,
+                          help="a run file to check with it (see evaluate --run)")
     validate.add_argument("--allow-outside-paths", action="store_true",
                           help="allow 'path:' documents outside the dataset's folder")
     return parser
@@ -113,7 +141,7 @@ def _evaluate(args: argparse.Namespace, out: TextIO) -> int:
     from .reports.tables import measured, report_table, reports_json
     from .stages.evaluate import evaluate_dataset, evaluator_settings
 
-    dataset = load_dataset(args.file, allow_outside_paths=args.allow_outside_paths)
+    dataset = load_dataset(args.file, run=args.run, allow_outside_paths=args.allow_outside_paths)
     chosen = {name: getattr(args, name) for name in evaluator_settings()
               if getattr(args, name, None) is not None}
     reports = evaluate_dataset(dataset, args.stage, **chosen)
@@ -168,16 +196,42 @@ def _diff(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_REGRESSION if any(row.failed for row in rows) else EXIT_OK
 
 
+def _convert(args: argparse.Namespace, out: TextIO) -> int:
+    from pathlib import Path
+
+    from .dataset.sources import beir_dataset, ragas_dataset, trec_dataset, write_dataset
+
+    if args.kind == "trec":
+        data = trec_dataset(Path(args.qrels), None if args.run is None else Path(args.run),
+                            relevance_level=args.relevance_level)
+    elif args.kind == "beir":
+        folder = Path(args.folder)
+        if not folder.is_dir():
+            raise DatasetError(args.folder, "", "not a folder (a BEIR dataset is a folder)")
+        data = beir_dataset(folder, split=args.split)
+    else:
+        data = ragas_dataset(Path(args.file))
+    output = Path(args.output)
+    write_dataset(data, output)
+    out.write(f"{output}: written, " + _counts(*(len(data.get(section, ())) for section in (
+        "documents", "chunks", "queries", "run"))) + "\n")
+    return EXIT_OK
+
+
+def _counts(documents: int, chunks: int, queries: int, run: int) -> str:
+    return f"{documents} documents, {chunks} chunks, {queries} queries, {run} run entries"
+
+
 def _validate(args: argparse.Namespace, out: TextIO) -> int:
     from .dataset.loading import load_dataset
     from .stages.evaluate import evaluate_dataset
 
-    dataset = load_dataset(args.file, allow_outside_paths=args.allow_outside_paths)
+    dataset = load_dataset(args.file, run=args.run, allow_outside_paths=args.allow_outside_paths)
     # One validation path: what evaluate would refuse, validate refuses.
     evaluate_dataset(dataset)
-    out.write(f"{args.file}: valid pytest-rag/v1: {len(dataset.documents)} documents, "
-              f"{len(dataset.chunks)} chunks, {len(dataset.queries)} queries, "
-              f"{len(dataset.run)} run entries\n")
+    out.write(f"{args.file}: valid pytest-rag/v1: " + _counts(
+        len(dataset.documents), len(dataset.chunks), len(dataset.queries), len(dataset.run))
+        + "\n")
     return EXIT_OK
 
 
@@ -192,7 +246,7 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
     except SystemExit as exit_:
         return int(exit_.code or 0)
     handlers = {"evaluate": _evaluate, "metrics": _metrics, "validate": _validate,
-                "diff": _diff}
+                "diff": _diff, "convert": _convert}
     from .compare.baseline import BaselineError
 
     try:

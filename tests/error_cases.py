@@ -71,8 +71,9 @@ DOC = "documents: [{id: d, text: abc}]\n"
 DATASET_CASES = (
     # -- malformed files ("## Reliability": a malformed file; "### Rules": safe loading)
     DatasetCase("missing-file", None, "file not found"),
-    DatasetCase("unknown-extension", "x: 1\n", "unknown file type '.txt': use .yaml, .yml or .json",
-                name="gold.txt"),
+    DatasetCase("unknown-extension", "x: 1\n", "unknown file type '.toml': expected a .yaml, "
+                ".yml or .json dataset, a BEIR folder, a ragas .jsonl or .csv file, or TREC "
+                "qrels (.qrels, .txt, qrels.*)", name="gold.toml"),
     DatasetCase("malformed-json", "{", "line 1, column 2: invalid JSON: Expecting property name "
                 "enclosed in double quotes", name="gold.json"),
     DatasetCase("malformed-yaml", "queries: [\n",

@@ -15,12 +15,11 @@ from typing import Any
 
 from ..errors import DatasetError
 from ..text.locate import line_column
-from .bounded_read import FileTooLarge, NotARegularFile, read_bounded
 from .json_text import big_integer_place, lone_surrogate_place
 from .model import Dataset
-from .parser import MAX_FILE_BYTES, parse_dataset, size_limit_text
+from .parser import parse_dataset
 
-__all__ = ["load_dataset"]
+__all__ = ["load_dataset", "with_run"]
 
 
 class _DuplicateKey(Exception):
@@ -113,20 +112,31 @@ def _decode(path: Path, text: str) -> object:
     return data
 
 
-def load_dataset(path: str | os.PathLike[str], *, allow_outside_paths: bool = False) -> Dataset:
-    """Read a gold dataset (and optional run) from a YAML or JSON file.
+def load_dataset(path: str | os.PathLike[str], *, run: str | os.PathLike[str] | None = None,
+                 allow_outside_paths: bool = False, split: str = "test") -> Dataset:
+    """Read a gold dataset (and optional run) from a file or folder.
 
     ``.yaml``/``.yml`` files are read as YAML, ``.json`` as JSON, both UTF-8 (a
     byte order mark is ignored).  ``path:`` documents are read relative to the
     file's folder and must lie inside it unless ``allow_outside_paths`` is
     true.  YAML is read with a safe loader: no tag constructs an object.  An
-    empty YAML file is an empty dataset.
+    empty YAML file is an empty dataset.  Files of other tools are read as
+    they are (:mod:`pytest_rag.dataset.sources`): a BEIR folder (the queries
+    of ``split``), a ragas ``.jsonl`` or ``.csv`` file, TREC qrels.
+
+    ``run`` names a run file that replaces the dataset's run: a pytest-rag
+    ``run`` section on its own (``.json``/``.yaml``, the bare mapping of query
+    id to entry or one under ``run:``) or a TREC run file; errors in it name
+    it.
 
     Raises
     ------
     DatasetError
         For a missing, unreadable or invalid file, naming the file and the place.
     """
+    from .sources import KINDS_TEXT, read_source, source_kind
+    from .sources.lines import read_text
+
     file = Path(path)
     source = str(path)
     try:
@@ -136,22 +146,43 @@ def load_dataset(path: str | os.PathLike[str], *, allow_outside_paths: bool = Fa
     except (OSError, ValueError) as error:
         raise DatasetError(source, "", f"cannot read: {getattr(error, 'strerror', None) or error}"
                            ) from None
-    if file.is_dir():
-        raise DatasetError(source, "", "is a directory, not a dataset file")
-    if file.suffix.lower() not in (".json", ".yaml", ".yml"):
+    kind = source_kind(file)
+    if kind is None:
         raise DatasetError(source, "", f"unknown file type {file.suffix or '(no extension)'!r}: "
-                                       "use .yaml, .yml or .json")
-    try:
-        text = read_bounded(file, MAX_FILE_BYTES).decode("utf-8-sig")
-    except NotARegularFile as error:
-        raise DatasetError(source, "", str(error)) from None
-    except FileTooLarge as error:
-        raise DatasetError(source, "", f"file is {error.size_text()}, over the limit of "
-                                       f"{size_limit_text()}") from None
-    except UnicodeDecodeError as error:
-        raise DatasetError(source, "", f"not UTF-8 text ({error.reason} at byte {error.start})"
-                           ) from None
-    except OSError as error:
-        raise DatasetError(source, "", f"cannot read: {error.strerror or error}") from None
-    return parse_dataset(_decode(file, text), source=source, base_dir=file.parent,
-                         allow_outside_paths=allow_outside_paths, objects=False)
+                                       f"expected {KINDS_TEXT}")
+    raw = _decode(file, read_text(file)) if kind == "format" else read_source(file, split=split)
+    dataset = parse_dataset(raw, source=source, base_dir=file if kind == "beir" else file.parent,
+                            allow_outside_paths=allow_outside_paths, objects=False)
+    return dataset if run is None else with_run(dataset, Path(run))
+
+
+def with_run(dataset: Dataset, path: Path) -> Dataset:
+    """``dataset`` with its run replaced by the run file ``path`` (see :func:`load_dataset`).
+
+    Topics of a TREC run that the dataset has no query for are left out, as
+    trec_eval leaves them out; in a pytest-rag run file they are an error.
+    """
+    import dataclasses
+
+    from .parser import Parser, check_vector_dimensions
+    from .sources import FORMAT_SUFFIXES, trec_run
+    from .sources.lines import read_text
+
+    source = str(path)
+    if not path.is_file():
+        raise DatasetError(source, "", "run file not found" if not path.exists()
+                           else "not a run file (a folder or a device)")
+    known = [query.id for query in dataset.queries]
+    place = ""
+    if path.suffix.lower() in FORMAT_SUFFIXES:
+        section = _decode(path, read_text(path))
+        if isinstance(section, dict) and "run" in section:
+            place, section = "run", section["run"]
+    else:
+        wanted = set(known)
+        section = {topic: {"retrieved_ids": docs} for topic, docs in trec_run(path).items()
+                   if topic in wanted}
+    parser = Parser(source)
+    run = parser.run_section({} if section is None else section, known, place)
+    check_vector_dimensions(parser, dataset.vectors, run)
+    return dataclasses.replace(dataset, run=run)

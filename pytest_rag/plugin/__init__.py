@@ -59,8 +59,9 @@ def _specs(config: pytest.Config) -> dict[str, MetricSpec]:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
-        "markers", "rag_dataset(path): the gold dataset for this test's rag_dataset and rag "
-                   "fixtures (relative to the test file)")
+        "markers", "rag_dataset(path, run=None): the gold dataset for this test's rag_dataset "
+                   "and rag fixtures, and a run file replacing its run (relative to the test "
+                   "file)")
     config.addinivalue_line(
         "markers", "rag_sweep: the parametrized variants of this test sweep one knob (a "
                    "chunker size, a retriever) on the same data: the sweep table stars the "
@@ -85,14 +86,19 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         del config.stash[session_key]
 
 
-def _dataset_path(request: pytest.FixtureRequest, session: RagSession) -> Path | None:
+def _dataset_path(request: pytest.FixtureRequest, session: RagSession
+                  ) -> tuple[Path | None, Path | None]:
+    """``(dataset, run file)``: the marker's, else the configured ones."""
     marker = request.node.get_closest_marker("rag_dataset")
     if marker is not None:
-        if len(marker.args) != 1 or not isinstance(marker.args[0], (str, Path)):
-            pytest.fail("@pytest.mark.rag_dataset takes one path, e.g. "
-                        "@pytest.mark.rag_dataset('gold.yaml')", pytrace=False)
-        return Path(request.node.path).parent / marker.args[0]
-    return session.options.dataset_path
+        run = marker.kwargs.get("run")
+        if (len(marker.args) != 1 or not isinstance(marker.args[0], (str, Path))
+                or set(marker.kwargs) - {"run"} or not isinstance(run, (str, Path, type(None)))):
+            pytest.fail("@pytest.mark.rag_dataset takes one path and optionally run=PATH, e.g. "
+                        "@pytest.mark.rag_dataset('gold.yaml', run='run.yaml')", pytrace=False)
+        folder = Path(request.node.path).parent
+        return folder / marker.args[0], None if run is None else folder / run
+    return session.options.dataset_path, session.options.run_path
 
 
 _NO_DATASET = ("pytest-rag: no dataset configured: set the ini option rag_dataset, pass "
@@ -101,10 +107,10 @@ _NO_DATASET = ("pytest-rag: no dataset configured: set the ini option rag_datase
 
 def _configured_dataset(request: pytest.FixtureRequest) -> Dataset:
     session = request.config.stash[session_key]
-    path = _dataset_path(request, session)
+    path, run = _dataset_path(request, session)
     if path is None:
         pytest.fail(_NO_DATASET, pytrace=False)
-    return session.dataset_at(path)
+    return session.dataset_at(path, run)
 
 
 @pytest.fixture
@@ -151,12 +157,12 @@ def rag(request: pytest.FixtureRequest) -> Generator[Rag, None, None]:
 
     session = request.config.stash[session_key]
     item = request.node
-    path = _dataset_path(request, session)
+    path, run = _dataset_path(request, session)
     loaded: dict[str, Dataset | None] = {}
 
     def dataset() -> Dataset | None:
         if "value" not in loaded:
-            loaded["value"] = None if path is None else session.dataset_at(path)
+            loaded["value"] = None if path is None else session.dataset_at(path, run)
         return loaded["value"]
 
     def compute_extra(stage: str, report: Report) -> Report:

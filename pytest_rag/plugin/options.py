@@ -27,6 +27,8 @@ def add_options(parser: pytest.Parser) -> None:
     group = parser.getgroup("rag", "RAG regression metrics (pytest-rag)")
     group.addoption("--rag-dataset", dest="rag_dataset_path", metavar="PATH", default=None,
                     help="gold dataset file for the rag_dataset fixture (overrides ini rag_dataset)")
+    group.addoption("--rag-run", dest="rag_run_path", metavar="PATH", default=None,
+                    help="run file replacing the dataset's run (overrides ini rag_run)")
     group.addoption("--rag-baseline", dest="rag_baseline", nargs="?", const=_FROM_INI,
                     default=None, metavar="PATH",
                     help="compare every recorded metric with the baseline file (default: ini "
@@ -66,6 +68,8 @@ def add_options(parser: pytest.Parser) -> None:
                          "regressed metrics, chunk sizes, sweeps and a per-query drill-down")
 
     parser.addini("rag_dataset", "gold dataset file for the rag_dataset fixture "
+                  "(relative to the ini file)", default="")
+    parser.addini("rag_run", "run file replacing the run of the rag_dataset dataset "
                   "(relative to the ini file)", default="")
     parser.addini("rag_baseline", f"baseline file (default {DEFAULT_BASELINE} at the rootdir)",
                   default="")
@@ -155,6 +159,8 @@ class RagOptions:
     significance: float | None = None
     #: ``--rag-html``: where to write the HTML report (``None``: not written).
     report_html: Path | None = None
+    #: ``--rag-run`` / ini ``rag_run``: a run file for the configured dataset.
+    run_path: Path | None = None
 
     @classmethod
     def from_config(cls, config: pytest.Config, specs: Mapping[str, MetricSpec]) -> RagOptions:
@@ -169,6 +175,11 @@ class RagOptions:
             dataset = invocation / option.rag_dataset_path
         elif str(config.getini("rag_dataset")).strip():
             dataset = ini_dir / str(config.getini("rag_dataset")).strip()
+        run: Path | None = None
+        if option.rag_run_path:
+            run = invocation / option.rag_run_path
+        elif str(config.getini("rag_run")).strip():
+            run = ini_dir / str(config.getini("rag_run")).strip()
         if option.rag_baseline not in (None, _FROM_INI):
             baseline = invocation / option.rag_baseline
             if baseline.suffix == ".py" or baseline.is_dir():
@@ -237,7 +248,7 @@ class RagOptions:
             return None if not value else invocation / value
 
         return cls(
-            dataset_path=dataset, baseline_path=baseline,
+            dataset_path=dataset, run_path=run, baseline_path=baseline,
             compare=option.rag_baseline is not None, update=option.rag_update_baseline,
             prune=option.rag_prune_baseline, strict=option.rag_strict, tolerances=tolerances,
             cli_thresholds=cli, ini_thresholds=ini, scorecard=scorecard,

@@ -81,7 +81,7 @@ class RagSession:
         self.config = config
         self.options = options
         self.specs = specs
-        self.datasets: dict[Path, Dataset] = {}
+        self.datasets: dict[tuple[Path, Path | None], Dataset] = {}
         self.baseline: Baseline | None = None
         if options.compare or options.update or options.prune:
             # Updating creates a missing file, also at a path given with --rag-baseline=PATH.
@@ -111,17 +111,18 @@ class RagSession:
         except BaselineError as error:
             raise pytest.UsageError(f"pytest-rag: {error}") from None
 
-    def dataset_at(self, path: Path) -> Dataset:
-        """Load a dataset once per session per path; errors fail the asking test."""
+    def dataset_at(self, path: Path, run: Path | None = None) -> Dataset:
+        """Load a dataset (with a run file) once per session per paths; errors fail the
+        asking test."""
         __tracebackhide__ = True
         from ..dataset.loading import load_dataset
         from ..errors import DatasetError
 
-        key = path.resolve()
+        key = (path.resolve(), None if run is None else run.resolve())
         if key not in self.datasets:
             try:
                 self.datasets[key] = load_dataset(
-                    path, allow_outside_paths=self.options.allow_outside_paths)
+                    path, run=run, allow_outside_paths=self.options.allow_outside_paths)
             except DatasetError as error:
                 message = f"pytest-rag: {error}"
             else:

@@ -376,7 +376,8 @@ def test_twice(rag):
     pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
 
 
-@pytest.mark.parametrize("args", ["", "'a.yaml', 'b.yaml'", "42"])
+@pytest.mark.parametrize("args", ["", "'a.yaml', 'b.yaml'", "42", "'a.yaml', runs='r.yaml'",
+                                  "'a.yaml', run=3"])
 def test_marker_takes_one_path(rag_pytester: pytest.Pytester, args: str) -> None:
     rag_pytester.makepyfile(test_rag=f"""
 import pytest
@@ -388,8 +389,9 @@ def test_marked(rag_dataset):
 """)
     result = rag_pytester.runpytest("-p", "no:cacheprovider")
     result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(["@pytest.mark.rag_dataset takes one path, e.g. "
-                                 "@pytest.mark.rag_dataset('gold.yaml')"])
+    result.stdout.fnmatch_lines(["@pytest.mark.rag_dataset takes one path and optionally "
+                                 "run=PATH, e.g. @pytest.mark.rag_dataset('gold.yaml', "
+                                 "run='run.yaml')"])
 
 
 def test_documents_outside_the_dataset_folder_need_the_ini_option(

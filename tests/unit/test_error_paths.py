@@ -55,8 +55,9 @@ def test_allow_outside_paths_accepts_the_document(tmp_path: Path, case: DatasetC
 
 
 # -- usage errors -------------------------------------------------------------------------
-EVALUATE_USAGE = ("usage: pytest-rag evaluate [-h] [--stage STAGE] [--format {table,json}]\n"
-                  "                           [--k K] [--size-limits MIN MAX]\n"
+EVALUATE_USAGE = ("usage: pytest-rag evaluate [-h] [--run RUN] [--stage STAGE]\n"
+                  "                           [--format {table,json}] [--k K]\n"
+                  "                           [--size-limits MIN MAX]\n"
                   "                           [--boundary-tolerance TOKENS]\n"
                   "                           [--required-metadata KEY]\n"
                   "                           [--max-context-tokens TOKENS]\n"
@@ -76,7 +77,7 @@ USAGE_CASES = [
                  id="no-command"),
     pytest.param(["frobnicate"], "usage: pytest-rag [-h] COMMAND ...\npytest-rag: error: argument "
                  "COMMAND: invalid choice: 'frobnicate' (choose from 'evaluate', 'metrics', 'diff', "
-                 "'validate')\n", id="unknown-command"),
+                 "'convert', 'validate')\n", id="unknown-command"),
     pytest.param(["evaluate"], EVALUATE_USAGE + "pytest-rag evaluate: error: the following "
                  "arguments are required: FILE\n", id="evaluate-without-file"),
     pytest.param(["evaluate", "{gold}", "--k", "0"], EVALUATE_USAGE + "pytest-rag evaluate: error: "

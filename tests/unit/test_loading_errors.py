@@ -440,18 +440,22 @@ def test_file_not_found(tmp_path: Path) -> None:
     assert load_error(path) == f"{path}: file not found"
 
 
-def test_directory_is_not_a_dataset(tmp_path: Path) -> None:
+def test_a_directory_is_read_as_a_beir_dataset(tmp_path: Path) -> None:
     folder = tmp_path / "gold.yaml"
     folder.mkdir()
-    assert load_error(folder) == f"{folder}: is a directory, not a dataset file"
+    assert load_error(folder) == (
+        f"{folder}: no qrels/test.tsv (a BEIR folder holds corpus.jsonl, queries.jsonl and "
+        "qrels/<split>.tsv); splits found: none")
 
 
-@pytest.mark.parametrize("name", ["gold.txt", "gold.jsonl", "gold"])
+@pytest.mark.parametrize("name", ["gold.toml", "gold.xml", "gold"])
 def test_unknown_extension(tmp_path: Path, name: str) -> None:
     path = tmp_path / name
     path.write_bytes(b"\xff\xfe binary")
     suffix = Path(name).suffix or "(no extension)"
-    assert load_error(path) == f"{path}: unknown file type {suffix!r}: use .yaml, .yml or .json"
+    assert load_error(path) == (
+        f"{path}: unknown file type {suffix!r}: expected a .yaml, .yml or .json dataset, a BEIR "
+        "folder, a ragas .jsonl or .csv file, or TREC qrels (.qrels, .txt, qrels.*)")
 
 
 def test_dataset_file_must_be_utf8(tmp_path: Path) -> None:

@@ -1,0 +1,103 @@
+"""BEIR datasets: a folder with ``corpus.jsonl``, ``queries.jsonl`` and ``qrels/<split>.tsv``.
+
+Each corpus entry (``_id``, ``text``, optional ``title``) becomes a document
+and one chunk spanning it, with the same id, so the qrels' corpus ids are the
+chunk ids the retrieval metrics rank; the title goes to the document's
+metadata.  The queries are those the split's qrels judge (``query-id``,
+``corpus-id``, ``score``; a header line is allowed), with their ``text`` as
+the question and every corpus id of score > 0 as relevant with that grade.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ...errors import DatasetError
+from .lines import numbered_lines
+
+__all__ = ["beir_dataset"]
+
+
+def _records(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    """The JSON objects of a JSON Lines file, with their line numbers."""
+    records = []
+    for number, line in numbered_lines(path):
+        try:
+            record = json.loads(line)
+        except (ValueError, RecursionError) as error:
+            raise DatasetError(str(path), f"line {number}", f"invalid JSON: {error}") from None
+        if not isinstance(record, dict):
+            raise DatasetError(str(path), f"line {number}", "expected a JSON object")
+        records.append((number, record))
+    return records
+
+
+def _text_field(path: Path, number: int, record: dict[str, Any], key: str,
+                required: bool = True) -> str:
+    value = record.get(key)
+    if value is None and not required:
+        return ""
+    if not isinstance(value, str) or (key == "_id" and not value):
+        raise DatasetError(str(path), f"line {number}",
+                           f"{key!r} must be a{' non-empty' if key == '_id' else ''} string, "
+                           f"got {value!r}"[:200])
+    return value
+
+
+def _qrels(path: Path) -> dict[str, dict[str, int]]:
+    judged: dict[str, dict[str, int]] = {}
+    for number, line in numbered_lines(path):
+        fields = line.split("\t") if "\t" in line else line.split()
+        if len(fields) < 3:
+            raise DatasetError(str(path), f"line {number}",
+                               f"expected 3 fields (query-id, corpus-id, score), got {line[:60]!r}")
+        query_id, corpus_id, score_text = (field.strip() for field in fields[:3])
+        try:
+            score = int(score_text)
+        except ValueError:
+            if number == 1:  # the header: query-id corpus-id score
+                continue
+            raise DatasetError(str(path), f"line {number}",
+                               f"score {score_text!r} is not a whole number") from None
+        if score > 0:
+            judged.setdefault(query_id, {})[corpus_id] = score
+    return judged
+
+
+def beir_dataset(folder: Path, *, split: str = "test") -> dict[str, Any]:
+    """FORMAT v1 data of the BEIR dataset in ``folder``, for the queries of ``split``."""
+    qrels_file = folder / "qrels" / f"{split}.tsv"
+    if not qrels_file.is_file():
+        found = sorted(p.stem for p in (folder / "qrels").glob("*.tsv"))
+        raise DatasetError(str(folder), "", f"no qrels/{split}.tsv (a BEIR folder holds "
+                           f"corpus.jsonl, queries.jsonl and qrels/<split>.tsv); splits found: "
+                           f"{', '.join(found) or 'none'}")
+    relevant = _qrels(qrels_file)
+    corpus_file, queries_file = folder / "corpus.jsonl", folder / "queries.jsonl"
+    documents, chunks, seen = [], [], set()
+    for number, record in _records(corpus_file):
+        doc_id = _text_field(corpus_file, number, record, "_id")
+        text = _text_field(corpus_file, number, record, "text")
+        if doc_id in seen:
+            raise DatasetError(str(corpus_file), f"line {number}", f"duplicate _id {doc_id!r}")
+        seen.add(doc_id)
+        title = _text_field(corpus_file, number, record, "title", required=False)
+        documents.append({"id": doc_id, "text": text,
+                          **({"metadata": {"title": title}} if title else {})})
+        chunks.append({"id": doc_id, "doc_id": doc_id, "start": 0, "end": len(text)})
+    questions = {}
+    for number, record in _records(queries_file):
+        questions[_text_field(queries_file, number, record, "_id")] = _text_field(
+            queries_file, number, record, "text")
+    queries = []
+    for query_id, grades in relevant.items():
+        unknown = next((doc for doc in grades if doc not in seen), None)
+        if unknown is not None:
+            raise DatasetError(str(qrels_file), "", f"query {query_id!r} judges corpus id "
+                                                    f"{unknown!r}, which corpus.jsonl lacks")
+        queries.append({"id": query_id, "question": questions.get(query_id),
+                        "relevant": grades})
+    return {"format": "pytest-rag/v1", "documents": documents, "chunks": chunks,
+            "queries": queries}

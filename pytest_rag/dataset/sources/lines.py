@@ -1,0 +1,44 @@
+"""Reading the text files of other tools: bounded, UTF-8, with each line's number."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+from ...errors import DatasetError
+from ..bounded_read import FileTooLarge, NotARegularFile, read_bounded
+from ..parser import MAX_FILE_BYTES, size_limit_text
+
+__all__ = ["read_text", "numbered_lines"]
+
+
+def read_text(path: Path) -> str:
+    """The UTF-8 text of ``path`` (a byte order mark is dropped).
+
+    Raises
+    ------
+    DatasetError
+        Naming the file: missing, not a regular file, too large, not UTF-8.
+    """
+    source = str(path)
+    try:
+        return read_bounded(path, MAX_FILE_BYTES).decode("utf-8-sig")
+    except (FileNotFoundError, NotADirectoryError):
+        raise DatasetError(source, "", "file not found") from None
+    except NotARegularFile as error:
+        raise DatasetError(source, "", str(error)) from None
+    except FileTooLarge as error:
+        raise DatasetError(source, "", f"file is {error.size_text()}, over the limit of "
+                                       f"{size_limit_text()}") from None
+    except UnicodeDecodeError as error:
+        raise DatasetError(source, "", f"not UTF-8 text ({error.reason} at byte {error.start})"
+                           ) from None
+    except OSError as error:
+        raise DatasetError(source, "", f"cannot read: {error.strerror or error}") from None
+
+
+def numbered_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """``(line number from 1, line without its end)`` of every line that is not blank."""
+    for number, line in enumerate(read_text(path).splitlines(), start=1):
+        if line.strip():
+            yield number, line

@@ -1,0 +1,136 @@
+"""ragas datasets: rows of ``user_input``, ``retrieved_contexts``, ``reference_contexts``,
+``response`` and ``reference``, as JSON Lines or CSV.
+
+Every distinct context text becomes a document and one chunk spanning it,
+both with the id ``ctx-`` + 12 hex digits of the text's BLAKE2b digest, so
+the same text always gets the same id: retrieved contexts that are reference
+contexts are relevant, and the ranking, context and answer metrics are exact
+and deterministic.  Each row becomes a query (``id`` from the row's ``id``
+column when it has one, else ``row-<n>``): ``user_input`` the question,
+``reference_contexts`` its relevant chunks and its evidence (each whole
+context), ``reference`` its reference answer; its run: ``retrieved_contexts``
+as both the retrieved and the context ids, ``response`` as the answer.  The
+older column names ``question``, ``contexts``, ``answer`` and
+``ground_truth`` are read too.  In CSV, a list column holds a JSON list or a
+Python list literal, as pandas writes it.
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import hashlib
+import io
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ...errors import DatasetError
+from .lines import numbered_lines, read_text
+
+__all__ = ["context_id", "ragas_dataset"]
+
+#: Older ragas column names and the current ones they stand for.
+ALIASES = {"question": "user_input", "contexts": "retrieved_contexts", "answer": "response",
+           "ground_truth": "reference"}
+COLUMNS = ("user_input", "retrieved_contexts", "reference_contexts", "response", "reference")
+
+
+def context_id(text: str) -> str:
+    """``ctx-`` and 12 hex digits of the text's digest: equal texts, equal ids."""
+    return "ctx-" + hashlib.blake2b(text.encode("utf-8", "surrogatepass"),
+                                     digest_size=6).hexdigest()
+
+
+def _rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    """``(place, row)`` of every row: ``line N`` of JSON Lines, ``row N`` of CSV."""
+    if path.suffix.lower() == ".csv":
+        reader = csv.DictReader(io.StringIO(read_text(path), newline=""))
+        for index, row in enumerate(reader, start=1):
+            yield f"row {index} (line {reader.line_num})", dict(row)
+        return
+    for number, line in numbered_lines(path):
+        try:
+            row = json.loads(line)
+        except (ValueError, RecursionError) as error:
+            raise DatasetError(str(path), f"line {number}", f"invalid JSON: {error}") from None
+        if not isinstance(row, dict):
+            raise DatasetError(str(path), f"line {number}", "expected a JSON object")
+        yield f"line {number}", row
+
+
+def _list(path: Path, place: str, column: str, value: Any) -> list[str]:
+    if value is None or value == "":
+        return []
+    if isinstance(value, str):  # CSV: a JSON list, or a Python literal as pandas writes it
+        try:
+            value = json.loads(value)
+        except ValueError:
+            try:
+                value = ast.literal_eval(value)
+            except (ValueError, SyntaxError, MemoryError, RecursionError):
+                raise DatasetError(str(path), place, f"{column}: expected a list of strings, "
+                                                     f"got {value[:60]!r}") from None
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise DatasetError(str(path), place,
+                           f"{column}: expected a list of strings, got {str(value)[:60]!r}")
+    if any(not item.strip() for item in value):
+        raise DatasetError(str(path), place, f"{column}: an empty context")
+    return value
+
+
+def _text(path: Path, place: str, column: str, value: Any) -> str | None:
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise DatasetError(str(path), place, f"{column}: expected a string, got {value!r}"[:200])
+    return value
+
+
+def ragas_dataset(path: Path) -> dict[str, Any]:
+    """FORMAT v1 data of a ragas JSON Lines or CSV file."""
+    documents: dict[str, str] = {}
+    queries: list[dict[str, Any]] = []
+    run: dict[str, dict[str, Any]] = {}
+    for index, (place, raw) in enumerate(_rows(path), start=1):
+        row = {ALIASES.get(key, key): value for key, value in raw.items()}
+        if not any(column in row for column in COLUMNS):
+            raise DatasetError(str(path), place, f"no ragas column ({', '.join(COLUMNS)}); "
+                                                 f"found: {', '.join(map(str, raw))[:120]}")
+        query_id = _text(path, place, "id", row.get("id")) or f"row-{index}"
+        if query_id in run:
+            raise DatasetError(str(path), place, f"duplicate id {query_id!r}")
+        retrieved = _list(path, place, "retrieved_contexts", row.get("retrieved_contexts"))
+        reference = _list(path, place, "reference_contexts", row.get("reference_contexts"))
+        for text in (*retrieved, *reference):
+            documents.setdefault(context_id(text), text)
+        query: dict[str, Any] = {"id": query_id}
+        question = _text(path, place, "user_input", row.get("user_input"))
+        if question is not None:
+            query["question"] = question
+        if reference:
+            query["relevant"] = {context_id(text): 1 for text in reference}
+            query["expected_evidence"] = [{"doc_id": context_id(text), "start": 0,
+                                           "end": len(text)} for text in reference]
+        answer = _text(path, place, "reference", row.get("reference"))
+        if answer is not None:
+            query["reference_answer"] = answer
+        queries.append(query)
+        entry: dict[str, Any] = {}
+        if retrieved:
+            ids = [context_id(text) for text in retrieved]
+            entry["retrieved_ids"] = ids
+            entry["context_ids"] = ids
+        response = _text(path, place, "response", row.get("response"))
+        if response is not None:
+            entry["answer"] = response
+        run[query_id] = entry
+    return {
+        "format": "pytest-rag/v1",
+        "documents": [{"id": doc_id, "text": text} for doc_id, text in documents.items()],
+        "chunks": [{"id": doc_id, "doc_id": doc_id, "start": 0, "end": len(text)}
+                   for doc_id, text in documents.items()],
+        "queries": queries,
+        "run": run,
+    }
