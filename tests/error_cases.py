@@ -17,7 +17,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytest_rag.dataset.parser import MAX_FILE_BYTES
+from pytest_rag.dataset.parser import MAX_FILE_BYTES, MAX_JSON_BYTES, MAX_YAML_BYTES
 
 #: A ``path:`` document or a dataset one byte over the size limit: a sparse file
 #: (``truncate``), so that no 512 MiB are written; the loader refuses it from its size.
@@ -114,8 +114,13 @@ DATASET_CASES = (
     DatasetCase("python-apply-tag", "x: !!python/object/apply:os.system [echo hi]\n",
                 f"line 1, column 4: invalid YAML: the tag '!!python/object/apply:os.system' is "
                 f"not allowed {SAFE_LOADER}"),
-    DatasetCase("file-over-the-size-limit", OVERSIZE, f"file is {OVERSIZE} bytes, over the limit "
-                f"of {MAX_FILE_BYTES} bytes (512 MiB)", name="gold.json"),
+    DatasetCase("json-over-the-size-limit", MAX_JSON_BYTES + 1,
+                f"file is {MAX_JSON_BYTES + 1} bytes, over the limit of {MAX_JSON_BYTES} bytes "
+                "(160 MiB) for JSON (each MiB takes about 10 MiB of memory to load)",
+                name="gold.json"),
+    DatasetCase("yaml-over-the-size-limit", MAX_YAML_BYTES + 1,
+                f"file is {MAX_YAML_BYTES + 1} bytes, over the limit of {MAX_YAML_BYTES} bytes "
+                "(20 MiB) for YAML (each MiB takes about 82 MiB of memory to load)"),
     # -- strict keys ("### Rules")
     DatasetCase("unknown-key", "querys: []\n", "querys: unknown key (did you mean 'queries'?)"),
     DatasetCase("unknown-key-in-a-run-entry",

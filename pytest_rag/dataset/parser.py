@@ -30,7 +30,8 @@ from .model import (
     Chunk, Claim, Dataset, Document, EvidenceSpan, Params, Query, RunEntry, Vectors, new_chunks,
 )
 
-__all__ = ["FORMAT_ID", "MAX_FILE_BYTES", "Parser", "parse_dataset"]
+__all__ = ["FORMAT_ID", "MAX_FILE_BYTES", "MAX_JSON_BYTES", "MAX_YAML_BYTES", "Parser",
+           "dataset_limit", "parse_dataset"]
 
 FORMAT_ID = "pytest-rag/v1"
 
@@ -58,16 +59,39 @@ CLAIM_KEYS = ("claim", "supported")
 #: The largest relevance grade: its nDCG gain 2**grade - 1 must stay a finite float
 #: even summed over a long list.
 MAX_GRADE = 100
-#: Files larger than this are refused rather than read into memory.
+#: Files larger than this are refused rather than read into memory (``path:``
+#: documents, baselines, reports).
 MAX_FILE_BYTES = 512 * 1024 * 1024
+#: Dataset files are held to less: loading takes about 10 bytes of memory per
+#: byte of JSON (JSON Lines, CSV, TREC lines alike) and about 82 per byte of
+#: YAML (measured), so any accepted dataset file loads within about 1.7 GiB.
+MAX_JSON_BYTES = 160 * 1024 * 1024
+MAX_YAML_BYTES = 20 * 1024 * 1024
 #: The deepest nesting of mappings and lists a free-form value (metadata) may
 #: have; deeper values would exhaust Python's recursion in comparisons.
 MAX_NESTING = 100
 
 
-def size_limit_text() -> str:
-    """The file size limit, for a message (read at call time: tests may lower it)."""
-    return f"{MAX_FILE_BYTES} bytes ({MAX_FILE_BYTES / 2**20:g} MiB)"
+def size_limit_text(limit: int | None = None) -> str:
+    """A size limit for a message, :data:`MAX_FILE_BYTES` by default (read at call
+    time: tests may lower it)."""
+    limit = MAX_FILE_BYTES if limit is None else limit
+    return f"{limit} bytes ({limit / 2**20:g} MiB)"
+
+
+#: Bytes of memory per byte of file while a dataset loads, measured (README "Reliability").
+MEMORY_PER_BYTE = {"JSON": 10, "YAML": 82}
+
+
+def dataset_kind(path: Path) -> str:
+    """``"YAML"`` for ``.yaml``/``.yml``, else ``"JSON"`` (JSON Lines, CSV and TREC lines
+    load like JSON)."""
+    return "YAML" if path.suffix.lower() in (".yaml", ".yml") else "JSON"
+
+
+def dataset_limit(path: Path) -> int:
+    """The size limit of a dataset file (:data:`MAX_YAML_BYTES`, :data:`MAX_JSON_BYTES`)."""
+    return MAX_YAML_BYTES if dataset_kind(path) == "YAML" else MAX_JSON_BYTES
 
 
 _STR: Final = frozenset({str})

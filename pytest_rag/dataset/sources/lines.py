@@ -7,13 +7,14 @@ from pathlib import Path
 
 from ...errors import DatasetError
 from ..bounded_read import FileTooLarge, NotARegularFile, read_bounded
-from ..parser import MAX_FILE_BYTES, size_limit_text
+from ..parser import MEMORY_PER_BYTE, dataset_kind, dataset_limit, size_limit_text
 
 __all__ = ["read_text", "numbered_lines"]
 
 
 def read_text(path: Path) -> str:
-    """The UTF-8 text of ``path`` (a byte order mark is dropped).
+    """The UTF-8 text of ``path`` (a byte order mark is dropped), a dataset file or a file
+    of another tool, within its size limit (:func:`~pytest_rag.dataset.parser.dataset_limit`).
 
     Raises
     ------
@@ -21,15 +22,19 @@ def read_text(path: Path) -> str:
         Naming the file: missing, not a regular file, too large, not UTF-8.
     """
     source = str(path)
+    limit = dataset_limit(path)
     try:
-        return read_bounded(path, MAX_FILE_BYTES).decode("utf-8-sig")
+        return read_bounded(path, limit).decode("utf-8-sig")
     except (FileNotFoundError, NotADirectoryError):
         raise DatasetError(source, "", "file not found") from None
     except NotARegularFile as error:
         raise DatasetError(source, "", str(error)) from None
     except FileTooLarge as error:
+        kind = dataset_kind(path)
         raise DatasetError(source, "", f"file is {error.size_text()}, over the limit of "
-                                       f"{size_limit_text()}") from None
+                                       f"{size_limit_text(limit)} for {kind} (each MiB takes "
+                                       f"about {MEMORY_PER_BYTE[kind]} MiB of memory to load)"
+                           ) from None
     except UnicodeDecodeError as error:
         raise DatasetError(source, "", f"not UTF-8 text ({error.reason} at byte {error.start})"
                            ) from None

@@ -1,0 +1,131 @@
+"""Hostile and broken input under limits: 10 s of wall clock, 2 GiB of address space.
+
+Every documented error case (``tests/error_cases.py``) and the hostile files
+of the reliability work (alias amplification, deep nesting, lone surrogates,
+huge integers, devices and FIFOs, quotes that made the text search quadratic)
+runs in a fresh process of its own, through the command line and through
+pytest, each under ``resource.setrlimit(RLIMIT_AS, 2 GiB)`` and a 10 s
+timeout.  Each must end in time with the documented exit status, a message
+naming the file and the place, and no traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from error_cases import BASELINE_CASES, DATASET_CASES, GOOD_BASELINE, DatasetCase, write_baseline
+
+resource = pytest.importorskip("resource", reason="address-space limits need POSIX resource")
+
+WALL_SECONDS = 10
+ADDRESS_SPACE = 2 * 1024**3
+
+
+def _limited() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
+
+
+def limited_run(args: list[str], folder: Path) -> subprocess.CompletedProcess[str]:
+    """``args`` in ``folder`` under the limits; a hang fails the test after 10 s."""
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    return subprocess.run(args, cwd=folder, capture_output=True, text=True, env=env,
+                          preexec_fn=_limited, timeout=WALL_SECONDS)
+
+
+def quadratic_quotes() -> str:
+    """30 quotes of 3,000 words whose whitespace differs from a repetitive 40,000-word
+    document: the regular-expression search took minutes on such a file."""
+    document = " ".join(["the"] * 40_000) + " end"
+    quote = "\\n".join(["the"] * 2_999 + ["end"])
+    queries = "".join(f'  - id: q{i}\n    expected_evidence: [{{doc_id: d, quote: "{quote}"}}]\n'
+                      for i in range(30))
+    return f'documents:\n  - id: d\n    text: "{document}"\nqueries:\n{queries}'
+
+
+#: Valid files that must still load within the limits.
+VALID = [pytest.param(quadratic_quotes(), id="quadratic-quotes")]
+#: Files that are not files: refused at once, without reading or waiting.
+DEVICES = [pytest.param("/dev/zero", "is a character device, not a regular file",
+                        id="dev-zero"),
+           pytest.param("fifo", "is a FIFO (named pipe), not a regular file", id="fifo")]
+
+
+def _device(folder: Path, kind: str) -> Path:
+    path = folder / "gold.json"
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to(kind)
+    return path
+
+
+def _pytest_project(folder: Path, dataset: str) -> None:
+    (folder / "pytest.ini").write_text(f"[pytest]\nrag_dataset = {dataset}\n", encoding="utf-8")
+    (folder / "test_rag.py").write_text("def test_it(rag):\n    rag.evaluate()\n",
+                                        encoding="utf-8")
+
+
+PYTEST = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist",
+          "-p", "no:hypothesispytest", "-q"]
+
+
+@pytest.mark.parametrize("case", DATASET_CASES, ids=lambda case: case.id)
+def test_a_bad_dataset_through_the_cli(tmp_path: Path, case: DatasetCase) -> None:
+    path = case.write(tmp_path)
+    done = limited_run([sys.executable, "-m", "pytest_rag", "validate", str(path)], tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == f"pytest-rag: error: {case.expected(path)}\n"
+
+
+@pytest.mark.parametrize("case", DATASET_CASES, ids=lambda case: case.id)
+def test_a_bad_dataset_through_pytest(tmp_path: Path, case: DatasetCase) -> None:
+    path = case.write(tmp_path)
+    _pytest_project(tmp_path, str(path.relative_to(tmp_path)))
+    done = limited_run(PYTEST, tmp_path)
+    assert done.returncode == 1, done.stdout
+    assert f"pytest-rag: {case.expected(path)}" in done.stdout
+    assert "Traceback" not in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("case", BASELINE_CASES, ids=lambda case: case.id)
+def test_a_bad_baseline_through_diff_and_pytest(tmp_path: Path, case: object) -> None:
+    good, bad = tmp_path / "good.json", tmp_path / "rag-baseline.json"
+    good.write_text(GOOD_BASELINE, encoding="utf-8")
+    write_baseline(bad, case.text)  # type: ignore[attr-defined]
+    done = limited_run([sys.executable, "-m", "pytest_rag", "diff", str(good), str(bad)],
+                       tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("pytest-rag: error: ") and str(bad) in done.stderr
+    assert "Traceback" not in done.stderr
+    (tmp_path / "gold.yaml").write_text("queries: [{id: q1, relevant: {a: 1}}]\n"
+                                        "run: {q1: {retrieved_ids: [a]}}\n", encoding="utf-8")
+    _pytest_project(tmp_path, "gold.yaml")
+    done = limited_run([*PYTEST, "--rag-baseline"], tmp_path)
+    assert done.returncode == 4, done.stdout + done.stderr
+    assert str(bad) in done.stderr and "Traceback" not in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("text", VALID)
+def test_expensive_valid_files_load_within_the_limits(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "gold.yaml"
+    path.write_text(text, encoding="utf-8")
+    done = limited_run([sys.executable, "-m", "pytest_rag", "validate", str(path)], tmp_path)
+    assert done.returncode == 0, done.stderr
+    _pytest_project(tmp_path, path.name)
+    done = limited_run(PYTEST, tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs need POSIX")
+@pytest.mark.parametrize(("kind", "message"), DEVICES)
+def test_devices_and_fifos_are_refused_at_once(tmp_path: Path, kind: str, message: str) -> None:
+    path = _device(tmp_path, kind)
+    done = limited_run([sys.executable, "-m", "pytest_rag", "validate", str(path)], tmp_path)
+    assert (done.returncode, done.stderr) == (2, f"pytest-rag: error: {path}: {message}\n")
+    _pytest_project(tmp_path, path.name)
+    done = limited_run(PYTEST, tmp_path)
+    assert done.returncode == 1 and f"pytest-rag: {path}: {message}" in done.stdout
