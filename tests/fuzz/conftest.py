@@ -37,7 +37,7 @@ import os
 from hypothesis import HealthCheck, settings
 
 #: Sum of the weights given to ``examples()`` in this folder.
-TOTAL_WEIGHT = 22.5
+TOTAL_WEIGHT = 24.5
 #: Examples asked for over the whole folder in the deep profile: 5% above the
 #: 100,000 the deep run must reach, because a test whose strategy runs out of
 #: distinct examples stops early (one such run reached 98,863 of 100,000).
