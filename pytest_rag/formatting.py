@@ -20,27 +20,25 @@ from typing import Any
 __all__ = ["delta_text", "number_text", "p_value_text", "setting_text", "settings_text"]
 
 
+def _number(value: float, sign: str, small: float, digits: int) -> str:
+    if not math.isfinite(value):
+        return f"{value:{sign}}"
+    if abs(value) >= 1000:
+        return f"{value:{sign}.1f}"
+    if 0 < abs(value) < small:
+        return f"{value:{sign}.{digits}g}"
+    return f"{value:{sign}.3f}"
+
+
 def number_text(value: float) -> str:
     """A metric value: ``0.742``, ``12.000``, ``1520.5``; below 0.01 two significant
     digits (a cost of ``0.00012`` USD, not ``0.000``)."""
-    if not math.isfinite(value):
-        return str(value)
-    if abs(value) >= 1000:
-        return f"{value:.1f}"
-    if 0 < abs(value) < 0.01:
-        return f"{value:.2g}"
-    return f"{value:.3f}"
+    return _number(value, "", 0.01, 2)
 
 
 def delta_text(value: float) -> str:
     """A change of a metric value, signed: ``+0.070``, ``-1520.5``, ``+5e-05``."""
-    if not math.isfinite(value):
-        return f"{value:+}"
-    if abs(value) >= 1000:
-        return f"{value:+.1f}"
-    if 0 < abs(value) < 0.001:
-        return f"{value:+.1g}"
-    return f"{value:+.3f}"
+    return _number(value, "+", 0.001, 1)
 
 
 def p_value_text(value: float) -> str:

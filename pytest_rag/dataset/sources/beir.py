@@ -10,28 +10,13 @@ the question and every corpus id of score > 0 as relevant with that grade.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from ...errors import DatasetError
-from .lines import numbered_lines
+from .lines import json_lines, numbered_lines
 
 __all__ = ["beir_dataset"]
-
-
-def _records(path: Path) -> list[tuple[int, dict[str, Any]]]:
-    """The JSON objects of a JSON Lines file, with their line numbers."""
-    records = []
-    for number, line in numbered_lines(path):
-        try:
-            record = json.loads(line)
-        except (ValueError, RecursionError) as error:
-            raise DatasetError(str(path), f"line {number}", f"invalid JSON: {error}") from None
-        if not isinstance(record, dict):
-            raise DatasetError(str(path), f"line {number}", "expected a JSON object")
-        records.append((number, record))
-    return records
 
 
 def _text_field(path: Path, number: int, record: dict[str, Any], key: str,
@@ -77,7 +62,7 @@ def beir_dataset(folder: Path, *, split: str = "test") -> dict[str, Any]:
     relevant = _qrels(qrels_file)
     corpus_file, queries_file = folder / "corpus.jsonl", folder / "queries.jsonl"
     documents, chunks, seen = [], [], set()
-    for number, record in _records(corpus_file):
+    for number, record in json_lines(corpus_file):
         doc_id = _text_field(corpus_file, number, record, "_id")
         text = _text_field(corpus_file, number, record, "text")
         if doc_id in seen:
@@ -88,7 +73,7 @@ def beir_dataset(folder: Path, *, split: str = "test") -> dict[str, Any]:
                           **({"metadata": {"title": title}} if title else {})})
         chunks.append({"id": doc_id, "doc_id": doc_id, "start": 0, "end": len(text)})
     questions = {}
-    for number, record in _records(queries_file):
+    for number, record in json_lines(queries_file):
         questions[_text_field(queries_file, number, record, "_id")] = _text_field(
             queries_file, number, record, "text")
     queries = []

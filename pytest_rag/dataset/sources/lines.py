@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from ...errors import DatasetError
 from ..bounded_read import FileTooLarge, NotARegularFile, read_bounded
 from ..parser import MEMORY_PER_BYTE, dataset_kind, dataset_limit, size_limit_text
 
-__all__ = ["read_text", "numbered_lines"]
+__all__ = ["json_lines", "numbered_lines", "read_text"]
 
 
 def read_text(path: Path) -> str:
@@ -47,3 +49,21 @@ def numbered_lines(path: Path) -> Iterator[tuple[int, str]]:
     for number, line in enumerate(read_text(path).splitlines(), start=1):
         if line.strip():
             yield number, line
+
+
+def json_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, object)`` of every line of a JSON Lines file that is not blank.
+
+    Raises
+    ------
+    DatasetError
+        At the line that is not valid JSON or not a JSON object.
+    """
+    for number, line in numbered_lines(path):
+        try:
+            record = json.loads(line)
+        except (ValueError, RecursionError) as error:
+            raise DatasetError(str(path), f"line {number}", f"invalid JSON: {error}") from None
+        if not isinstance(record, dict):
+            raise DatasetError(str(path), f"line {number}", "expected a JSON object")
+        yield number, record

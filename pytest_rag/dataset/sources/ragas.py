@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import DatasetError
-from .lines import numbered_lines, read_text
+from .lines import json_lines, read_text
 
 __all__ = ["context_id", "ragas_dataset"]
 
@@ -50,13 +50,7 @@ def _rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
         for index, row in enumerate(reader, start=1):
             yield f"row {index} (line {reader.line_num})", dict(row)
         return
-    for number, line in numbered_lines(path):
-        try:
-            row = json.loads(line)
-        except (ValueError, RecursionError) as error:
-            raise DatasetError(str(path), f"line {number}", f"invalid JSON: {error}") from None
-        if not isinstance(row, dict):
-            raise DatasetError(str(path), f"line {number}", "expected a JSON object")
+    for number, row in json_lines(path):
         yield f"line {number}", row
 
 
