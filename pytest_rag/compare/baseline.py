@@ -21,7 +21,7 @@ from ..dataset.bounded_read import FileTooLarge, NotARegularFile, read_bounded
 from ..dataset.json_text import big_integer_place, lone_surrogate_place
 from ..dataset.parser import MAX_FILE_BYTES, size_limit_text
 from ..registry import Direction, MetricSpec
-from .gold import gold_change, mean_over
+from .gold import gold_change, mean_over, reads_queries
 from .records import StageRecord
 from .thresholds import Allowance, Tolerances
 
@@ -405,7 +405,8 @@ def compare_record(record: StageRecord, baseline: Baseline, specs: Mapping[str, 
             status = "new" if current is not None else "unchanged"
         elif direction is Direction.INFO:
             status = "info"
-        elif same is not None and (before is None or after is None):
+        elif (same is not None and (before is None or after is None) and change is not None
+              and (change.documents or reads_queries(spec))):
             status = "gold changed"  # not per query: nothing left to compare on
         elif current is None:
             status = "lost"

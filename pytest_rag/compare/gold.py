@@ -7,8 +7,11 @@ from the current run's, a metric with per-query values is compared on the
 queries whose gold is the same on both sides: its baseline and current values
 become the means over those queries (the aggregate rule of every per-query
 metric), so new, removed and edited queries move nothing.  A metric without
-per-query values cannot be restricted: it is reported as ``gold changed`` and
-never fails.  Entries written before fingerprints existed compare as before.
+per-query values that reads the queries (evidence completeness, latency
+percentiles) cannot be restricted: it is reported as ``gold changed`` and
+never fails; one that reads only documents and chunks (coverage, chunk
+sizes) compares as before while the documents are unchanged.  Entries written
+before fingerprints existed compare as before.
 """
 
 from __future__ import annotations
@@ -17,9 +20,23 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..registry import MetricSpec, need_alternatives
 from .records import StageRecord
 
-__all__ = ["GoldChange", "gold_change", "mean_over"]
+__all__ = ["GoldChange", "gold_change", "mean_over", "reads_queries"]
+
+#: Inputs that are not per query: a metric needing only these ignores the queries.
+CORPUS_INPUTS = frozenset({"documents", "chunks", "size_limits", "expected_chunks",
+                           "sentence_vectors", "chunk_vectors", "required_metadata",
+                           "expected_metadata", "indexed_ids"})
+
+
+def reads_queries(spec: MetricSpec | None) -> bool:
+    """Whether a metric's value depends on the queries (an unknown metric: assume so)."""
+    if spec is None:
+        return True
+    return any(alternative not in CORPUS_INPUTS for need in spec.needs
+               for alternative in need_alternatives(need))
 
 #: How many query ids a message names before it says "+N more".
 SHOWN_IDS = 5

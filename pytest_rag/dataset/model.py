@@ -176,18 +176,24 @@ class Query:
     required_facts: tuple[str, ...] = ()
     expected_citations: tuple[str, ...] = ()
     answerable: bool | None = None
+    #: ``relevant`` was derived from ``expected_evidence`` and the chunks
+    #: (``relevance_from_evidence``), not written in the gold.
+    relevant_from_evidence: bool = field(default=False, compare=False)
 
     @functools.cached_property
     def fingerprint(self) -> str:
-        """A digest of the gold (every field but the id): it changes when the gold is edited."""
+        """A digest of the gold as written (every field but the id; a ``relevant`` derived
+        from evidence is not gold): it changes when the gold is edited."""
         import json
 
-        gold = [getattr(self, name) for name in _GOLD_FIELDS]
+        gold = [None if name == "relevant" and self.relevant_from_evidence
+                else getattr(self, name) for name in _GOLD_FIELDS]
         return _digest(json.dumps(gold, sort_keys=True, ensure_ascii=False, default=_plain))
 
 
 #: The fields of a query's gold: every field but the id.
-_GOLD_FIELDS: Final = tuple(f.name for f in dataclasses.fields(Query) if f.name != "id")
+_GOLD_FIELDS: Final = tuple(f.name for f in dataclasses.fields(Query)
+                            if f.name not in ("id", "relevant_from_evidence"))
 
 
 @dataclass(frozen=True)

@@ -136,7 +136,8 @@ def relevance_from_evidence(dataset: Dataset) -> Dataset:
     best_list = best.tolist()
     for index, lo, hi in zip(owners, starts, stops):
         relevant = {ids[row]: grade for row, grade in zip(chunk_list[lo:hi], best_list[lo:hi])}
-        derived[index] = dataclasses.replace(queries[index], relevant=relevant)
+        derived[index] = dataclasses.replace(queries[index], relevant=relevant,
+                                             relevant_from_evidence=True)
     result = dataclasses.replace(dataset, queries=tuple(derived))
     for name in _KEPT_CACHES:  # chunks, documents and evidence are unchanged
         if name in vars(dataset):

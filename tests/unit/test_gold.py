@@ -51,3 +51,40 @@ def test_mean_over_skips_unmeasured_and_other_queries() -> None:
     values = {"q1": 1.0, "q2": None, "q3": 0.0, "q4": 0.5}
     assert mean_over(values, frozenset({"q1", "q2", "q3"})) == 0.5
     assert mean_over(values, frozenset({"q2"})) is None
+
+
+def test_relevance_derived_from_evidence_is_not_gold() -> None:
+    """Derived grades follow the chunks: a new chunker must not read as a gold edit."""
+    from pytest_rag.stages.retrieval import RetrievalEvaluator
+
+    documents = [{"id": "d", "text": "alpha beta gamma delta"}]
+    queries = [{"id": "q1", "expected_evidence": [{"doc_id": "d", "start": 6, "end": 10}]}]
+    fingerprints = set()
+    for chunks in ([{"id": "a", "doc_id": "d", "start": 0, "end": 11}],
+                   [{"id": "b", "doc_id": "d", "start": 6, "end": 22}]):
+        report = RetrievalEvaluator(relevance_from_evidence=True).evaluate(
+            documents=documents, queries=queries, chunks=chunks,
+            retrieved_ids={"q1": [chunks[0]["id"]]})
+        assert report.dataset is not None and report.dataset.queries[0].relevant
+        fingerprints.add(StageRecord.from_report("t::t", report).gold["q1"])
+    assert len(fingerprints) == 1
+
+
+def test_corpus_metrics_still_gate_when_only_the_queries_changed() -> None:
+    """Coverage reads documents and chunks only: 20 new queries must not hide its fall."""
+    from pytest_rag.compare.baseline import Baseline, compare_record
+    from pytest_rag.compare.thresholds import Tolerances
+    from pytest_rag.registry import REGISTRY
+
+    before = StageRecord("t::t", "chunking", {"coverage": 1.0, "evidence_completeness": 0.9},
+                         gold={"q1": "a"}, documents="D")
+    after = StageRecord("t::t", "chunking", {"coverage": 0.5, "evidence_completeness": 0.4},
+                        gold={"q1": "a", "q2": "b"}, documents="D")
+    baseline = Baseline().updated([before], REGISTRY, Tolerances())
+    status = {diff.key: diff.status for diff in compare_record(after, baseline, REGISTRY,
+                                                               Tolerances())}
+    assert status == {"coverage": "regressed", "evidence_completeness": "gold changed"}
+    edited = StageRecord("t::t", "chunking", after.values, gold=after.gold, documents="E")
+    status = {diff.key: diff.status for diff in compare_record(edited, baseline, REGISTRY,
+                                                               Tolerances())}
+    assert status == {"coverage": "gold changed", "evidence_completeness": "gold changed"}
