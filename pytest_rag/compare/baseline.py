@@ -394,7 +394,7 @@ def compare_record(record: StageRecord, baseline: Baseline, specs: Mapping[str, 
         old = baseline.value(record.nodeid, record.stage, key) if entry is not None else None
         before = (entry or {}).get("per_query", {}).get(key)
         after = record.per_query.get(key)
-        if same is not None and old is not None and before is not None and after is not None:
+        if (same and old is not None and before is not None and after is not None):
             # The gold changed: compare on the queries whose gold did not.
             before = {query: value for query, value in before.items() if query in same}
             after = {query: value for query, value in after.items() if query in same}
@@ -405,9 +405,10 @@ def compare_record(record: StageRecord, baseline: Baseline, specs: Mapping[str, 
             status = "new" if current is not None else "unchanged"
         elif direction is Direction.INFO:
             status = "info"
-        elif (same is not None and (before is None or after is None) and change is not None
-              and (change.documents or reads_queries(spec))):
-            status = "gold changed"  # not per query: nothing left to compare on
+        elif same is not None and change is not None and (
+                (not same and reads_queries(spec)) or (
+                    (before is None or after is None) and (change.documents or reads_queries(spec)))):
+            status = "gold changed"  # nothing left to compare on: no query or no per-query values
         elif current is None:
             status = "lost"
         elif direction.worse(current, old, allowed):

@@ -88,3 +88,17 @@ def test_corpus_metrics_still_gate_when_only_the_queries_changed() -> None:
     status = {diff.key: diff.status for diff in compare_record(edited, baseline, REGISTRY,
                                                                Tolerances())}
     assert status == {"coverage": "gold changed", "evidence_completeness": "gold changed"}
+
+
+def test_a_gold_with_no_query_left_unchanged_compares_nothing_that_reads_queries() -> None:
+    from pytest_rag.compare.baseline import Baseline, compare_record
+    from pytest_rag.compare.thresholds import Tolerances
+    from pytest_rag.registry import REGISTRY
+
+    before = StageRecord("t::t", "retrieval", {"recall_at_k": 0.9},
+                         {"recall_at_k": {"q1": 0.9}}, gold={"q1": "a"})
+    after = StageRecord("t::t", "retrieval", {"recall_at_k": 0.1},
+                        {"recall_at_k": {"q1": 0.1}}, gold={"q1": "b"})
+    baseline = Baseline().updated([before], REGISTRY, Tolerances())
+    [diff] = compare_record(after, baseline, REGISTRY, Tolerances())
+    assert diff.status == "gold changed"
