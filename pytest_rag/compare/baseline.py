@@ -21,7 +21,7 @@ from ..dataset.bounded_read import FileTooLarge, NotARegularFile, read_bounded
 from ..dataset.json_text import big_integer_place, lone_surrogate_place
 from ..dataset.parser import MAX_FILE_BYTES, size_limit_text
 from ..registry import Direction, MetricSpec
-from .gold import gold_change, mean_over, reads_queries
+from .gold import GoldChange, gold_change, mean_over, reads_queries
 from .records import StageRecord
 from .thresholds import Allowance, Tolerances
 
@@ -369,6 +369,15 @@ def _worse_queries(direction: Direction, old: Mapping[str, float | None],
     return tuple((query_id, before, after) for _, query_id, before, after in worse)
 
 
+def _nothing_to_compare(change: GoldChange, spec: MetricSpec | None, per_query: bool) -> bool:
+    """Whether a gold change leaves a metric nothing to compare on: a per-query metric
+    when no query's gold is unchanged, another one when it reads the queries or the
+    documents changed (:mod:`pytest_rag.compare.gold`)."""
+    if per_query:
+        return not change.same and reads_queries(spec)
+    return change.documents or reads_queries(spec)
+
+
 def compare_record(record: StageRecord, baseline: Baseline, specs: Mapping[str, MetricSpec],
                    tolerances: Tolerances, *, alpha: float | None = None,
                    permutations: int = 10_000) -> list[MetricDiff]:
@@ -386,7 +395,8 @@ def compare_record(record: StageRecord, baseline: Baseline, specs: Mapping[str, 
     """
     entry = baseline.entry(record.nodeid, record.stage)
     change = gold_change(entry.get("gold") if entry else None, record)
-    same = change.same if change is not None and change.changed else None
+    if change is not None and not change.changed:
+        change = None
     diffs = []
     for key, current in record.values.items():
         spec = specs.get(f"{record.stage}.{key}")
@@ -394,10 +404,13 @@ def compare_record(record: StageRecord, baseline: Baseline, specs: Mapping[str, 
         old = baseline.value(record.nodeid, record.stage, key) if entry is not None else None
         before = (entry or {}).get("per_query", {}).get(key)
         after = record.per_query.get(key)
-        if (same and old is not None and before is not None and after is not None):
+        per_query = before is not None and after is not None
+        blocked = change is not None and _nothing_to_compare(change, spec, per_query)
+        if change is not None and per_query and not blocked and old is not None:
             # The gold changed: compare on the queries whose gold did not.
-            before = {query: value for query, value in before.items() if query in same}
-            after = {query: value for query, value in after.items() if query in same}
+            same = change.same
+            before = {query: value for query, value in (before or {}).items() if query in same}
+            after = {query: value for query, value in (after or {}).items() if query in same}
             old, current = mean_over(before, same), mean_over(after, same)
         allowed = tolerances.allowed(spec, old) if spec is not None and old is not None else 0.0
         worse: tuple[tuple[str, float | None, float | None], ...] = ()
@@ -405,10 +418,8 @@ def compare_record(record: StageRecord, baseline: Baseline, specs: Mapping[str, 
             status = "new" if current is not None else "unchanged"
         elif direction is Direction.INFO:
             status = "info"
-        elif same is not None and change is not None and (
-                (not same and reads_queries(spec)) or (
-                    (before is None or after is None) and (change.documents or reads_queries(spec)))):
-            status = "gold changed"  # nothing left to compare on: no query or no per-query values
+        elif blocked:
+            status = "gold changed"
         elif current is None:
             status = "lost"
         elif direction.worse(current, old, allowed):
