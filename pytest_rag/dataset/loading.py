@@ -152,7 +152,7 @@ def load_dataset(path: str | os.PathLike[str], *, run: str | os.PathLike[str] | 
                                        f"expected {KINDS_TEXT}")
     raw = _decode(file, read_text(file)) if kind == "format" else read_source(file, split=split)
     dataset = parse_dataset(raw, source=source, base_dir=file if kind == "beir" else file.parent,
-                            allow_outside_paths=allow_outside_paths, objects=False)
+                            allow_outside_paths=allow_outside_paths)
     return dataset if run is None else with_run(dataset, Path(run))
 
 

@@ -507,7 +507,7 @@ class Parser:
         search_from: dict[str, int] = {}
         for i, item in enumerate(self.sequence(value, place)):
             where = f"{place}[{i}]"
-            if self.objects and not isinstance(item, (Chunk, Mapping)):
+            if self.objects and (isinstance(item, str) or not _is_plain_data(item)):
                 chunk = self._object_chunk(item, where, search_from)
             elif isinstance(item, Chunk):
                 chunk = item
@@ -919,16 +919,17 @@ def check_vector_dimensions(parser: Parser, dataset_vectors: Vectors | None,
 
 
 def parse_dataset(raw: object, *, source: str = "<arguments>", base_dir: Path | None = None,
-                  allow_outside_paths: bool = False, objects: bool = True,
+                  allow_outside_paths: bool = False, objects: bool = False,
                   doc_id_key: str | None = None) -> Dataset:
     """Validate a decoded file (a mapping in FORMAT v1) into a :class:`Dataset`.
 
     ``None`` (an empty YAML file) is an empty dataset.  A section that is
-    ``null`` is the same as an absent one.  Unless ``objects`` is false (a
-    file's data), ``chunks`` and ``expected_chunks`` may also hold the chunk
+    ``null`` is the same as an absent one.  With ``objects=True`` (data built
+    in Python), ``chunks`` and ``expected_chunks`` may also hold the chunk
     objects of LangChain, LlamaIndex or Haystack and plain strings, and the
     run's ranked lists those objects (:mod:`pytest_rag.dataset.frameworks`;
-    ``doc_id_key`` names the metadata key that holds a chunk's document).
+    ``doc_id_key`` names the metadata key that holds a chunk's document); by
+    default the data is read as a file's, exactly as :func:`load_dataset` reads it.
 
     Raises
     ------

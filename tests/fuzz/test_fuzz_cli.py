@@ -96,7 +96,8 @@ def _api_outcome(path: Path, argv: list[str]) -> Any:
     ks = [argv[i + 1] for i, arg in enumerate(argv[:-1]) if arg == "--k"]
     try:
         dataset = load_dataset(path, allow_outside_paths="--allow-outside-paths" in argv)
-        if argv[0] == "validate":
+        if argv[0] == "validate":  # validate accepts what evaluate accepts: it evaluates too
+            pytest_rag.evaluate_dataset(dataset)
             return dataset
         return pytest_rag.evaluate_dataset(dataset, stages, k=int(ks[-1]) if ks else None)
     except DatasetError as error:

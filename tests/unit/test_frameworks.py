@@ -297,3 +297,21 @@ def test_files_still_hold_mappings_only(tmp_path: Path) -> None:
 def test_no_framework_is_imported() -> None:
     ChunkEvaluator().evaluate(documents=DOCUMENTS, chunks=langchain())
     assert not {"langchain_core", "llama_index", "haystack"} & set(sys.modules)
+
+
+@pytest.mark.parametrize("item", [None, 3, ["a"], True])
+def test_plain_data_in_chunks_gets_the_files_message(item: Any) -> None:
+    """A null or a number is a broken mapping, not an unknown object: the same message
+    as from a file (the fuzz suite compares the two)."""
+    with pytest.raises(DatasetError, match=r"chunks\[0\]: expected a mapping, got "):
+        ChunkEvaluator().evaluate(documents=DOCUMENTS, chunks=[item])
+
+
+def test_parse_dataset_takes_objects_when_asked() -> None:
+    from pytest_rag import parse_dataset
+
+    data = {"documents": DOCUMENTS, "chunks": langchain()[:2]}
+    with pytest.raises(DatasetError, match=r"chunks\[0\]: expected a mapping, got a "):
+        parse_dataset(data)  # read as a file's data
+    dataset = parse_dataset(data, objects=True)
+    assert [chunk.id for chunk in dataset.chunks] == ["faq[0:35]", "faq[35:70]"]

@@ -83,7 +83,7 @@ def write_dataset(data: dict[str, Any], path: Path) -> None:
 
     if path.suffix.lower() not in FORMAT_SUFFIXES:
         raise DatasetError(str(path), "", "write to a .yaml, .yml or .json file")
-    parse_dataset(data, source=str(path), base_dir=path.parent, objects=False)
+    parse_dataset(data, source=str(path), base_dir=path.parent)
     if path.suffix.lower() == ".json":
         text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     else:
