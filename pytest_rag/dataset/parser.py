@@ -507,7 +507,8 @@ class Parser:
         search_from: dict[str, int] = {}
         for i, item in enumerate(self.sequence(value, place)):
             where = f"{place}[{i}]"
-            if self.objects and (isinstance(item, str) or not _is_plain_data(item)):
+            if self.objects and not isinstance(item, Chunk) and (
+                    isinstance(item, str) or not _is_plain_data(item)):
                 chunk = self._object_chunk(item, where, search_from)
             elif isinstance(item, Chunk):
                 chunk = item
