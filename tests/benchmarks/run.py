@@ -39,6 +39,7 @@ WORKLOADS = {
     "embedding": "bench_embedding",
     "answers": "bench_answers",
     "plugin": "bench_plugin",
+    "sweep": "bench_sweep",
 }
 
 
