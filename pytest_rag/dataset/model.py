@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 
     from ..text.tokens import TokenTable
 
+_Derived = TypeVar("_Derived")
+
 __all__ = [
     "Chunk",
     "Claim",
@@ -48,6 +50,19 @@ class Document:
 
         return tokenize(self.text)
 
+    def derived(self, name: str, build: Callable[[Document], _Derived]) -> _Derived:
+        """``build(self)``, computed once per document object and kept with it.
+
+        What the higher layers derive from the text alone (its Markdown blocks,
+        its word ids) hangs here, so that evaluating many chunkings of one
+        corpus does that work once, and the cache is freed with the document.
+        """
+        cache = self.__dict__  # as functools.cached_property does on a frozen dataclass
+        key = "derived:" + name
+        if key not in cache:
+            cache[key] = build(self)
+        return cast("_Derived", cache[key])
+
 
 @dataclass(frozen=True)
 class Chunk:
@@ -65,7 +80,6 @@ class Chunk:
 
 
 _Record = TypeVar("_Record")
-_Derived = TypeVar("_Derived")
 
 
 @functools.cache
