@@ -54,11 +54,16 @@ GOAL_SECONDS = 1.5
 HERE = Path(__file__).resolve().parent
 EXPECTED = HERE / "sweep_expected.json"
 
-_VOCABULARY = [f"{a}{b}" for a in ("ka", "lo", "mi", "ne", "po", "ru", "si", "ta", "vu", "xe",
-                                   "ba", "de", "fo", "gu")
-               for b in ("n", "ra", "lit", "mo", "ste", "q", "ver", "da", "zo", "ph", "il", "un",
-                         "ack", "ow", "en", "ire", "al", "om", "ut", "ex")]
-_GAPS = [" ", " ", " ", " ", " ", " ", ", ", ". ", ".\n", " - "]
+_SYLLABLES = ("ka", "lo", "mi", "ne", "po", "ru", "si", "ta", "vu", "xe", "ba", "de", "fo", "gu",
+              "hy", "jo", "qua", "ze", "wi", "cha")
+#: About 8,000 words, drawn with Zipf frequencies as in prose.
+_VOCABULARY = [a + b + c for a in _SYLLABLES for b in _SYLLABLES for c in ("", "n", "st", "r",
+                                                                           "l", "m", "th", "ck",
+                                                                           "s", "x", "d", "ng",
+                                                                           "sh", "p", "v", "z",
+                                                                           "t", "g", "k", "w")]
+#: Sentences of about 12 words, a line break now and then.
+_GAPS = [" "] * 40 + [", "] * 4 + [". ", ". ", "? ", ".\n"]
 
 _TEST_MODULE = '''\
 """The sweep: 10 word-window chunkers over one corpus, timed around the rag calls."""
@@ -139,7 +144,7 @@ def make(scale: float) -> dict[str, Any]:
     offsets: list[tuple[np.ndarray, np.ndarray]] = []
     vocabulary = np.array(_VOCABULARY)
     for d in range(DOCUMENTS):
-        ranks = np.minimum(rng.zipf(1.2, size=words_per_doc), len(_VOCABULARY)) - 1
+        ranks = (rng.zipf(1.1, size=words_per_doc) - 1) % len(_VOCABULARY)
         chosen = vocabulary[ranks].tolist()
         capital = (rng.random(words_per_doc) < 0.08).tolist()
         chosen = [word.capitalize() if up else word for word, up in zip(chosen, capital)]
