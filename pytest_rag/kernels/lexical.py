@@ -32,12 +32,13 @@ stays a few arrays of that size whatever the corpus.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Final, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
-from ..dataset.model import Dataset
+from ..dataset.model import Dataset, Document
 from .positions import positions_of
 
 __all__ = ["EDGE_TOKENS", "lexical_metrics", "sentence_starts"]
@@ -145,13 +146,23 @@ def _block_ids(text: str, codes: npt.NDArray[np.uint32], lower: npt.NDArray[np.u
                powers: tuple[_U64, _U64]) -> tuple[_IntArray, int]:
     """Ids of the lowercase strings ``text[starts[i]:ends[i]].lower()`` (equal
     strings, equal ids, numbered from 0), and the number of ids."""
-    count = starts.shape[0]
-    if count == 0:
-        return np.zeros(0, dtype=np.int64), 0
+    low, starts, ends = _lowercase(text, codes, lower, special, starts, ends)
+    return _range_ids(low, starts, ends, powers)
+
+
+def _lowercase(text: str, codes: npt.NDArray[np.uint32], lower: npt.NDArray[np.uint32],
+               special: npt.NDArray[np.bool_], starts: _IntArray, ends: _IntArray
+               ) -> tuple[npt.NDArray[np.uint32], _IntArray, _IntArray]:
+    """Lowercase code points and the ranges in them of ``text[starts[i]:ends[i]].lower()``.
+
+    The code points of ``text`` through the ``lower`` table; a range holding a
+    ``special`` code point is lowercased by ``str.lower`` and appended after
+    the text, its range moved there.
+    """
     low = lower[codes]
     starts, ends = starts.copy(), ends.copy()
     odd = np.zeros(0, dtype=np.int64)
-    if special[codes].any():
+    if starts.shape[0] and special[codes].any():
         marks = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(special[codes])])
         odd = np.flatnonzero(marks[ends] > marks[starts])
     if odd.shape[0]:  # lowercased by str.lower, appended after the text
@@ -161,6 +172,16 @@ def _block_ids(text: str, codes: npt.NDArray[np.uint32], lower: npt.NDArray[np.u
         starts[odd] = codes.shape[0] + _group_starts(lengths)
         ends[odd] = starts[odd] + lengths
         low = np.concatenate([low, tail])
+    return low, starts, ends
+
+
+def _range_ids(low: npt.NDArray[np.uint32], starts: _IntArray, ends: _IntArray,
+               powers: tuple[_U64, _U64]) -> tuple[_IntArray, int]:
+    """Ids of the code point strings ``low[starts[i]:ends[i]]``: equal strings, equal
+    ids, numbered from 0; and the number of ids.  Hashed, then checked exactly."""
+    count = starts.shape[0]
+    if count == 0:
+        return np.zeros(0, dtype=np.int64), 0
     power, inverse = powers
     if power.shape[0] < low.shape[0] + 1:
         power, inverse = _powers(low.shape[0] + 1, _BASE), _powers(low.shape[0] + 1, _INVERSE)
@@ -191,6 +212,127 @@ def _block_ids(text: str, codes: npt.NDArray[np.uint32], lower: npt.NDArray[np.u
                           dtype=np.int64, count=count)
         return ids, len(table)
     return ids, int(first.shape[0])
+
+
+@dataclass(frozen=True)
+class _DocumentWords:
+    """What the lexical metrics read of one document, whatever its chunks.
+
+    Kept with the document (:meth:`~pytest_rag.dataset.model.Document.derived`),
+    so that a sweep of chunkings over one corpus hashes every token once.
+
+    Attributes
+    ----------
+    low:
+        The text's code points through the one-code-point lowercase table.
+    special:
+        Offsets (sorted) of the code points ``str.lower`` must do (capital
+        sigma, a lowercase longer than one code point).
+    word:
+        Each token's word id, local to the document (numbered from 0).
+    sentence_rank:
+        Each token's sentence part number: equal for two tokens of one
+        sentence, increasing along the document.
+    vocabulary, vocabulary_starts:
+        The lowercase code points of each local word, one after the other,
+        and where each starts (one more entry: the end).
+    """
+
+    low: npt.NDArray[np.uint32]
+    special: _IntArray
+    word: _IntArray
+    sentence_rank: _IntArray
+    vocabulary: npt.NDArray[np.uint32]
+    vocabulary_starts: _IntArray
+
+
+def _document_words(document: Document) -> _DocumentWords:
+    """The :class:`_DocumentWords` of a document (tokens, ids, sentences, in one pass)."""
+    text, table = document.text, document.tokens
+    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
+    lower, special, space = _code_tables(codes)
+    starts = np.asarray(table.starts, dtype=np.int64)
+    ends = np.asarray(table.ends, dtype=np.int64)
+    sentence = _sentence_ids(codes, space, starts)
+    change = np.zeros(starts.shape[0], dtype=np.int64)
+    change[1:] = sentence[1:] != sentence[:-1]
+    sentence_rank = np.cumsum(change)
+    low, range_starts, range_ends = _lowercase(text, codes, lower, special, starts, ends)
+    size = low.shape[0] + 1
+    word, count = _range_ids(low, range_starts, range_ends,
+                             (_powers(size, _BASE), _powers(size, _INVERSE)))
+    first = np.empty(count, dtype=np.int64)
+    first[word[::-1]] = np.arange(word.shape[0] - 1, -1, -1, dtype=np.int64)
+    lengths = range_ends[first] - range_starts[first]
+    vocabulary = low[_ranges(range_starts[first], lengths)]
+    vocabulary_starts = np.zeros(count + 1, dtype=np.int64)
+    np.cumsum(lengths, out=vocabulary_starts[1:])
+    found = _DocumentWords(low[:codes.shape[0]], np.flatnonzero(special[codes]), word,
+                           sentence_rank, vocabulary, vocabulary_starts)
+    for array in vars(found).values():
+        array.setflags(write=False)
+    return found
+
+
+def _block_words(found: Sequence[_DocumentWords], block: Sequence[int],
+                 documents: Sequence[Document], char_base: _IntArray, cut_lo: _IntArray,
+                 cut_hi: _IntArray) -> tuple[_IntArray, int]:
+    """Word ids of a block: every token of its documents, then each cut part
+    ``[cut_lo, cut_hi)`` (offsets in the documents' texts laid end to end);
+    and the number of distinct words.
+
+    Only the documents' distinct words and the cut parts are hashed here (the
+    tokens already carry their document's word ids), so the work is that of
+    the vocabulary and the chunks, not of the corpus again.
+    """
+    empty = np.zeros(0, dtype=np.int64)
+    sizes = np.fromiter((item.vocabulary_starts.shape[0] - 1 for item in found), dtype=np.int64,
+                        count=len(found))
+    code_sizes = np.fromiter((item.vocabulary.shape[0] for item in found), dtype=np.int64,
+                             count=len(found))
+    code_base = _group_starts(code_sizes).tolist()
+    starts = [item.vocabulary_starts[:-1] + base for item, base in zip(found, code_base)]
+    ends = [item.vocabulary_starts[1:] + base for item, base in zip(found, code_base)]
+    pieces: list[npt.NDArray[np.uint32]] = [item.vocabulary for item in found]
+    at = int(code_sizes.sum())
+    # The cut parts: their lowercase code points from the documents' tables,
+    # or from str.lower where one holds a special code point.
+    cut_len = cut_hi - cut_lo
+    special = np.concatenate([item.special + base for item, base in
+                              zip(found, char_base.tolist())]) if found else empty
+    odd = np.searchsorted(special, cut_lo) < np.searchsorted(special, cut_hi)
+    cut_start = np.zeros(cut_lo.shape[0], dtype=np.int64)
+    plain = np.flatnonzero(~odd)
+    if plain.shape[0]:
+        low = np.concatenate([item.low for item in found])
+        pieces.append(low[_ranges(cut_lo[plain], cut_len[plain])])
+        cut_start[plain] = at + _group_starts(cut_len[plain])
+        at += int(cut_len[plain].sum())
+    lengths = cut_len.copy()
+    odd_rows = np.flatnonzero(odd)
+    if odd_rows.shape[0]:
+        owner = np.searchsorted(char_base, cut_lo[odd_rows], side="right") - 1
+        texts = []
+        for doc, a, b in zip(owner.tolist(), cut_lo[odd_rows].tolist(),
+                             cut_hi[odd_rows].tolist()):
+            base = int(char_base[doc])
+            texts.append(documents[block[doc]].text[a - base:b - base].lower())
+        odd_len = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+        pieces.append(np.frombuffer("".join(texts).encode("utf-32-le", "surrogatepass"),
+                                    dtype="<u4"))
+        cut_start[odd_rows] = at + _group_starts(odd_len)
+        lengths[odd_rows] = odd_len
+        at += int(odd_len.sum())
+    codes = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.uint32)
+    range_starts = np.concatenate([*starts, cut_start])
+    range_ends = np.concatenate([*ends, cut_start + lengths])
+    ids, count = _range_ids(codes, range_starts, range_ends,
+                            (_powers(at + 1, _BASE), _powers(at + 1, _INVERSE)))
+    vocabulary_base = _group_starts(sizes).tolist()
+    words = [ids[base:base + size][item.word]
+             for item, base, size in zip(found, vocabulary_base, sizes.tolist())]
+    total = int(sizes.sum())
+    return np.concatenate([*words, ids[total:]]), count
 
 
 def _strings(starts: _IntArray, ends: _IntArray, low: npt.NDArray[np.uint32]) -> list[str]:
@@ -251,9 +393,6 @@ def lexical_metrics(dataset: Dataset, scope: _IntArray, pairs: tuple[_IntArray, 
     lo, hi, doc_of = positions.chunk_lo, positions.chunk_hi, positions.chunk_doc
     scope_list = scope.tolist()
     blocks = _blocks(scope_list, [len(documents[doc].text) for doc in scope_list])
-    longest = max((sum(len(documents[doc].text) for doc in block) for block in blocks),
-                  default=0)
-    powers = _powers(longest + 1, _BASE), _powers(longest + 1, _INVERSE)
     # The chunks and the pairs of each block, found with one sort each.
     block_of_doc = np.full(len(documents), -1, dtype=np.int64)
     for number, block in enumerate(blocks):
@@ -271,8 +410,9 @@ def lexical_metrics(dataset: Dataset, scope: _IntArray, pairs: tuple[_IntArray, 
     clarity: list[npt.NDArray[np.float64]] = []
     stickiness: list[npt.NDArray[np.float64]] = []
     for number, block in enumerate(blocks):
-        texts = [documents[doc].text for doc in block]
-        lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+        found = [documents[doc].derived("lexical_words", _document_words) for doc in block]
+        lengths = np.fromiter((item.low.shape[0] for item in found), dtype=np.int64,
+                              count=len(found))
         char_base = _group_starts(lengths)
         starts_list, ends_list = [], []
         offset_tokens = 0
@@ -285,13 +425,8 @@ def lexical_metrics(dataset: Dataset, scope: _IntArray, pairs: tuple[_IntArray, 
         empty = np.zeros(0, dtype=np.int64)
         token_start = np.concatenate(starts_list) if starts_list else empty  # in the block
         token_end = np.concatenate(ends_list) if ends_list else empty
-        joined = "".join(texts)
-        codes = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype="<u4")
-        lower, special, space = _code_tables(codes)
-        sentence = _sentence_ids(codes, space, token_start)
-        change = np.zeros(offset_tokens, dtype=np.int64)  # a document's first: unused
-        change[1:] = sentence[1:] != sentence[:-1]
-        sentence_rank = np.cumsum(change)
+        sentence_rank = (np.concatenate([item.sentence_rank for item in found]) if found
+                         else empty)
 
         rows = chunk_order[chunk_edges[number]:chunk_edges[number + 1]]
         local[rows] = np.arange(rows.shape[0])
@@ -305,11 +440,11 @@ def lexical_metrics(dataset: Dataset, scope: _IntArray, pairs: tuple[_IntArray, 
         # The cut parts of the edge tokens of the chunks.
         heads = nonempty[token_start[b_lo[nonempty]] < b_start[nonempty]]
         tails = nonempty[token_end[b_hi[nonempty] - 1] > b_end[nonempty]]
-        all_lo = np.concatenate([token_start, b_start[heads],
+        cut_lo = np.concatenate([b_start[heads],
                                  np.maximum(token_start[b_hi[tails] - 1], b_start[tails])])
-        all_hi = np.concatenate([token_end, np.minimum(token_end[b_lo[heads]], b_end[heads]),
+        cut_hi = np.concatenate([np.minimum(token_end[b_lo[heads]], b_end[heads]),
                                  b_end[tails]])
-        ids, vocabulary = _block_ids(joined, codes, lower, special, all_lo, all_hi, powers)
+        ids, vocabulary = _block_words(found, block, documents, char_base, cut_lo, cut_hi)
         word = ids[:offset_tokens]
         head_word = ids[offset_tokens:offset_tokens + heads.shape[0]]
         tail_word = ids[offset_tokens + heads.shape[0]:]

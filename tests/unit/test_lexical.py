@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import numpy as np
@@ -115,3 +116,28 @@ def test_case_and_special_lowercase() -> None:
     for i in range(len(tokens)):
         for j in range(len(tokens)):
             assert (ids[i] == ids[j]) == (words[i] == words[j]), (words[i], words[j])
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_chunkings_of_one_corpus_hash_each_document_once(monkeypatch: pytest.MonkeyPatch,
+                                                         seed: int) -> None:
+    """A sweep: several chunkings of the same document objects reuse each document's
+    word ids (computed once), and every chunking still matches the Python sets."""
+    calls: list[str] = []
+    original = lexical._document_words
+
+    def counted(document: object) -> object:
+        calls.append(document.id)  # type: ignore[attr-defined]
+        return original(document)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(lexical, "_document_words", counted)
+    corpus = _dataset(seed)
+    for variant in range(4):
+        chunks = _dataset(seed * 100 + variant + 1).chunks  # type: ignore[attr-defined]
+        ids = {doc.id for doc in corpus.documents}  # type: ignore[attr-defined]
+        chunks = tuple(c for c in chunks if c.doc_id in ids
+                       and c.end <= len(corpus.document_by_id[c.doc_id].text))  # type: ignore[attr-defined]
+        if not chunks:
+            continue
+        _close(*_both(dataclasses.replace(corpus, chunks=chunks)))  # type: ignore[type-var]
+    assert len(calls) == len(set(calls))
