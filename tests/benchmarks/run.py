@@ -40,6 +40,7 @@ WORKLOADS = {
     "answers": "bench_answers",
     "plugin": "bench_plugin",
     "sweep": "bench_sweep",
+    "cli": "bench_cli",
 }
 
 
