@@ -274,48 +274,115 @@ def _document_words(document: Document) -> _DocumentWords:
     return found
 
 
-def _block_words(found: Sequence[_DocumentWords], block: Sequence[int],
-                 documents: Sequence[Document], char_base: _IntArray, cut_lo: _IntArray,
-                 cut_hi: _IntArray) -> tuple[_IntArray, int]:
-    """Word ids of a block: every token of its documents, then each cut part
-    ``[cut_lo, cut_hi)`` (offsets in the documents' texts laid end to end);
-    and the number of distinct words.
+@dataclass(frozen=True)
+class _BlockWords:
+    """What the lexical metrics read of a block of documents (texts laid end to
+    end), whatever its chunks: kept with the corpus (:meth:`Dataset.corpus_derived`).
 
-    Only the documents' distinct words and the cut parts are hashed here (the
-    tokens already carry their document's word ids), so the work is that of
-    the vocabulary and the chunks, not of the corpus again.
+    Attributes
+    ----------
+    char_base, token_base:
+        Where each document's text and tokens start in the block.
+    token_start, token_end, sentence_rank:
+        Every token of the block: its characters (block offsets) and its
+        sentence part number.
+    low, special:
+        The block's code points through the one-code-point lowercase table,
+        and the offsets of those ``str.lower`` must do.
+    word:
+        Every token's word id in the block.
+    vocabulary, vocabulary_starts:
+        The lowercase code points of each word of the block, one after the
+        other, and where each starts (one more entry: the end).
     """
+
+    char_base: _IntArray
+    token_base: _IntArray
+    token_start: _IntArray
+    token_end: _IntArray
+    sentence_rank: _IntArray
+    low: npt.NDArray[np.uint32]
+    special: _IntArray
+    word: _IntArray
+    vocabulary: npt.NDArray[np.uint32]
+    vocabulary_starts: _IntArray
+
+
+def _block_words(documents: Sequence[Document], block: Sequence[int]) -> _BlockWords:
+    """The :class:`_BlockWords` of the documents ``block``: each document's own word
+    ids (:func:`_document_words`, kept with the document) joined into the block's
+    by hashing only the documents' distinct words."""
+    found = [documents[doc].derived("lexical_words", _document_words) for doc in block]
+    tables = [documents[doc].tokens for doc in block]
     empty = np.zeros(0, dtype=np.int64)
+    char_base = _group_starts(np.fromiter((item.low.shape[0] for item in found),
+                                          dtype=np.int64, count=len(found)))
+    token_base = _group_starts(np.fromiter(map(len, tables), dtype=np.int64, count=len(tables)))
+    token_start = np.concatenate([table.starts + base for table, base in
+                                  zip(tables, char_base.tolist())]) if tables else empty
+    token_end = np.concatenate([table.ends + base for table, base in
+                                zip(tables, char_base.tolist())]) if tables else empty
     sizes = np.fromiter((item.vocabulary_starts.shape[0] - 1 for item in found), dtype=np.int64,
                         count=len(found))
-    code_sizes = np.fromiter((item.vocabulary.shape[0] for item in found), dtype=np.int64,
-                             count=len(found))
-    code_base = _group_starts(code_sizes).tolist()
-    starts = [item.vocabulary_starts[:-1] + base for item, base in zip(found, code_base)]
-    ends = [item.vocabulary_starts[1:] + base for item, base in zip(found, code_base)]
-    pieces: list[npt.NDArray[np.uint32]] = [item.vocabulary for item in found]
-    at = int(code_sizes.sum())
-    # The cut parts: their lowercase code points from the documents' tables,
-    # or from str.lower where one holds a special code point.
+    code_base = _group_starts(np.fromiter((item.vocabulary.shape[0] for item in found),
+                                          dtype=np.int64, count=len(found))).tolist()
+    codes = (np.concatenate([item.vocabulary for item in found]) if found
+             else np.zeros(0, dtype=np.uint32))
+    starts = np.concatenate([item.vocabulary_starts[:-1] + base
+                             for item, base in zip(found, code_base)]) if found else empty
+    ends = np.concatenate([item.vocabulary_starts[1:] + base
+                           for item, base in zip(found, code_base)]) if found else empty
+    size = codes.shape[0] + 1
+    ids, count = _range_ids(codes, starts, ends, (_powers(size, _BASE), _powers(size, _INVERSE)))
+    word = np.concatenate([ids[base:base + size][item.word] for item, base, size in
+                           zip(found, _group_starts(sizes).tolist(), sizes.tolist())]
+                          ) if found else empty
+    first = np.empty(count, dtype=np.int64)
+    first[ids[::-1]] = np.arange(ids.shape[0] - 1, -1, -1, dtype=np.int64)
+    lengths = ends[first] - starts[first]
+    vocabulary_starts = np.zeros(count + 1, dtype=np.int64)
+    np.cumsum(lengths, out=vocabulary_starts[1:])
+    result = _BlockWords(
+        char_base, token_base, token_start, token_end,
+        np.concatenate([item.sentence_rank for item in found]) if found else empty,
+        np.concatenate([item.low for item in found]) if found else np.zeros(0, dtype=np.uint32),
+        np.concatenate([item.special + base for item, base in
+                        zip(found, char_base.tolist())]) if found else empty,
+        word, codes[_ranges(starts[first], lengths)], vocabulary_starts)
+    for array in vars(result).values():
+        array.setflags(write=False)
+    return result
+
+
+def _cut_words(words: _BlockWords, documents: Sequence[Document], block: Sequence[int],
+               cut_lo: _IntArray, cut_hi: _IntArray) -> tuple[_IntArray, _IntArray, int]:
+    """Word ids of the block's tokens and of the cut parts ``[cut_lo, cut_hi)`` (block
+    offsets), and the number of distinct words among both.
+
+    Only the block's distinct words and the cut parts are hashed here, so the
+    work is that of the vocabulary and the chunks, not of the corpus again.
+    """
+    count = words.vocabulary_starts.shape[0] - 1
+    pieces: list[npt.NDArray[np.uint32]] = [words.vocabulary]
+    at = words.vocabulary.shape[0]
+    # The cut parts: their lowercase code points from the block's table, or
+    # from str.lower where one holds a special code point.
     cut_len = cut_hi - cut_lo
-    special = np.concatenate([item.special + base for item, base in
-                              zip(found, char_base.tolist())]) if found else empty
-    odd = np.searchsorted(special, cut_lo) < np.searchsorted(special, cut_hi)
+    odd = np.searchsorted(words.special, cut_lo) < np.searchsorted(words.special, cut_hi)
     cut_start = np.zeros(cut_lo.shape[0], dtype=np.int64)
     plain = np.flatnonzero(~odd)
     if plain.shape[0]:
-        low = np.concatenate([item.low for item in found])
-        pieces.append(low[_ranges(cut_lo[plain], cut_len[plain])])
+        pieces.append(words.low[_ranges(cut_lo[plain], cut_len[plain])])
         cut_start[plain] = at + _group_starts(cut_len[plain])
         at += int(cut_len[plain].sum())
     lengths = cut_len.copy()
     odd_rows = np.flatnonzero(odd)
     if odd_rows.shape[0]:
-        owner = np.searchsorted(char_base, cut_lo[odd_rows], side="right") - 1
+        owner = np.searchsorted(words.char_base, cut_lo[odd_rows], side="right") - 1
         texts = []
         for doc, a, b in zip(owner.tolist(), cut_lo[odd_rows].tolist(),
                              cut_hi[odd_rows].tolist()):
-            base = int(char_base[doc])
+            base = int(words.char_base[doc])
             texts.append(documents[block[doc]].text[a - base:b - base].lower())
         odd_len = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
         pieces.append(np.frombuffer("".join(texts).encode("utf-32-le", "surrogatepass"),
@@ -323,16 +390,11 @@ def _block_words(found: Sequence[_DocumentWords], block: Sequence[int],
         cut_start[odd_rows] = at + _group_starts(odd_len)
         lengths[odd_rows] = odd_len
         at += int(odd_len.sum())
-    codes = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.uint32)
-    range_starts = np.concatenate([*starts, cut_start])
-    range_ends = np.concatenate([*ends, cut_start + lengths])
-    ids, count = _range_ids(codes, range_starts, range_ends,
-                            (_powers(at + 1, _BASE), _powers(at + 1, _INVERSE)))
-    vocabulary_base = _group_starts(sizes).tolist()
-    words = [ids[base:base + size][item.word]
-             for item, base, size in zip(found, vocabulary_base, sizes.tolist())]
-    total = int(sizes.sum())
-    return np.concatenate([*words, ids[total:]]), count
+    starts = np.concatenate([words.vocabulary_starts[:-1], cut_start])
+    ends = np.concatenate([words.vocabulary_starts[1:], cut_start + lengths])
+    ids, distinct = _range_ids(np.concatenate(pieces), starts, ends,
+                               (_powers(at + 1, _BASE), _powers(at + 1, _INVERSE)))
+    return ids[:count][words.word], ids[count:], distinct
 
 
 def _strings(starts: _IntArray, ends: _IntArray, low: npt.NDArray[np.uint32]) -> list[str]:
@@ -410,23 +472,11 @@ def lexical_metrics(dataset: Dataset, scope: _IntArray, pairs: tuple[_IntArray, 
     clarity: list[npt.NDArray[np.float64]] = []
     stickiness: list[npt.NDArray[np.float64]] = []
     for number, block in enumerate(blocks):
-        found = [documents[doc].derived("lexical_words", _document_words) for doc in block]
-        lengths = np.fromiter((item.low.shape[0] for item in found), dtype=np.int64,
-                              count=len(found))
-        char_base = _group_starts(lengths)
-        starts_list, ends_list = [], []
-        offset_tokens = 0
-        for doc, offset in zip(block, char_base.tolist()):
-            table = documents[doc].tokens
-            token_base[doc] = offset_tokens - int(positions.base[doc])
-            offset_tokens += len(table)
-            starts_list.append(table.starts + offset)
-            ends_list.append(table.ends + offset)
-        empty = np.zeros(0, dtype=np.int64)
-        token_start = np.concatenate(starts_list) if starts_list else empty  # in the block
-        token_end = np.concatenate(ends_list) if ends_list else empty
-        sentence_rank = (np.concatenate([item.sentence_rank for item in found]) if found
-                         else empty)
+        words = dataset.corpus_derived(f"lexical_words:{block}",
+                                       lambda _: _block_words(documents, block))
+        token_base[block] = words.token_base - positions.base[block]
+        char_base = words.char_base
+        token_start, token_end = words.token_start, words.token_end
 
         rows = chunk_order[chunk_edges[number]:chunk_edges[number + 1]]
         local[rows] = np.arange(rows.shape[0])
@@ -444,10 +494,9 @@ def lexical_metrics(dataset: Dataset, scope: _IntArray, pairs: tuple[_IntArray, 
                                  np.maximum(token_start[b_hi[tails] - 1], b_start[tails])])
         cut_hi = np.concatenate([np.minimum(token_end[b_lo[heads]], b_end[heads]),
                                  b_end[tails]])
-        ids, vocabulary = _block_words(found, block, documents, char_base, cut_lo, cut_hi)
-        word = ids[:offset_tokens]
-        head_word = ids[offset_tokens:offset_tokens + heads.shape[0]]
-        tail_word = ids[offset_tokens + heads.shape[0]:]
+        word, cut_word, vocabulary = _cut_words(words, documents, block, cut_lo, cut_hi)
+        head_word, tail_word = cut_word[:heads.shape[0]], cut_word[heads.shape[0]:]
+        sentence_rank = words.sentence_rank
 
         pair_rows = pair_order[pair_edges[number]:pair_edges[number + 1]]
         values = _block_metrics(word, sentence_rank, b_lo, b_hi, heads, head_word, tails,

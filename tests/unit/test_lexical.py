@@ -8,6 +8,7 @@ import random
 import numpy as np
 import pytest
 
+from pytest_rag.dataset.model import Dataset, Document
 from pytest_rag.dataset.parser import parse_dataset
 from pytest_rag.kernels import lexical
 from pytest_rag.kernels.positions import positions_of
@@ -141,3 +142,31 @@ def test_chunkings_of_one_corpus_hash_each_document_once(monkeypatch: pytest.Mon
             continue
         _close(*_both(dataclasses.replace(corpus, chunks=chunks)))  # type: ignore[type-var]
     assert len(calls) == len(set(calls))
+
+
+def test_a_sweep_through_the_evaluator_joins_each_block_once(monkeypatch: pytest.MonkeyPatch
+                                                             ) -> None:
+    """``evaluate(dataset, chunks=...)`` shares the corpus cache of ``dataset``: the block
+    word ids are built by the first chunking only, and the values stay those of a fresh
+    dataset; a dataset with other documents does not share it."""
+    calls: list[object] = []
+    original = lexical._block_words
+
+    def counted(documents: object, block: object) -> object:
+        calls.append(block)
+        return original(documents, block)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(lexical, "_block_words", counted)
+    text = "Alpha beta. Gamma ALPHA delta!\nBeta beta gamma. Στάσις ΟΔΟΣ alpha."
+    corpus = Dataset(documents=(Document("d", text),))
+    chunkings = [[{"id": f"c{i}", "doc_id": "d", "start": a, "end": b}
+                  for i, (a, b) in enumerate(zip(cuts, cuts[1:]))]
+                 for cuts in ([0, 13, 40, len(text)], [0, 3, 29, 50, len(text)], [0, len(text)])]
+    for chunks in chunkings:
+        shared = chunking.ChunkEvaluator().evaluate(corpus, chunks=chunks).values
+        fresh = chunking.ChunkEvaluator().evaluate(
+            Dataset(documents=(Document("d", text),)), chunks=chunks).values
+        assert shared == fresh
+    assert len(calls) == 1 + len(chunkings)  # once shared, once per fresh dataset
+    with pytest.raises(ValueError, match="same documents"):
+        Dataset(documents=(Document("d", text),)).share_corpus_cache(corpus)
