@@ -515,6 +515,20 @@ def _mean_of(parts: list[npt.NDArray[np.float64]]) -> float | None:
     return _mean(np.concatenate(parts)) if parts else None
 
 
+def _divide(values: _IntArray, divisor: int) -> _IntArray:
+    """``values // divisor`` for values >= 0: a shift when ``divisor`` is a power of two."""
+    if divisor & (divisor - 1) == 0:
+        return values >> (divisor.bit_length() - 1)
+    return values // divisor
+
+
+def _remainder(values: _IntArray, divisor: int) -> _IntArray:
+    """``values % divisor`` for values >= 0: a mask when ``divisor`` is a power of two."""
+    if divisor & (divisor - 1) == 0:
+        return values & (divisor - 1)
+    return values % divisor
+
+
 def _block_metrics(word: _IntArray, sentence_rank: _IntArray, lo: _IntArray, hi: _IntArray,
                    heads: _IntArray, head_word: _IntArray, tails: _IntArray,
                    tail_word: _IntArray, left: _IntArray, right: _IntArray, vocabulary: int
@@ -532,17 +546,22 @@ def _block_metrics(word: _IntArray, sentence_rank: _IntArray, lo: _IntArray, hi:
     occurrence[offsets[heads]] = head_word
     occurrence[offsets[tails] + sizes[tails] - 1] = tail_word
     rank = np.arange(owner.shape[0], dtype=np.int64) - offsets[owner]
-    span = max(vocabulary, 1)
     piece = sentence_rank[position] - sentence_rank[lo[owner]]  # sentence part in the chunk
     nonempty = sizes > 0
     pieces = np.zeros(n, dtype=np.int64)
     pieces[nonempty] = sentence_rank[hi[nonempty] - 1] - sentence_rank[lo[nonempty]] + 1
-    parts = max(int(pieces.max(initial=0)), 1)
+    most = max(int(pieces.max(initial=0)), 1)
+    # Powers of two where the keys fit, so that splitting a key is a shift and
+    # a mask instead of an integer division; the order of the keys, and so
+    # every result, is the same with any span and parts large enough.
+    span, parts = 1 << (max(vocabulary, 1) - 1).bit_length(), 1 << (most - 1).bit_length()
     if n * span * parts >= 2**62:
-        return None
+        span, parts = max(vocabulary, 1), most
+        if n * span * parts >= 2**62:
+            return None
     # One sort gives the distinct (chunk, word, part) keys, grouped by (chunk, word).
     keys = _unique_sorted((owner * span + occurrence) * parts + piece)
-    chunk_word = keys // parts
+    chunk_word = _divide(keys, parts)
     first_of_word = np.empty(keys.shape[0], dtype=bool)
     if keys.shape[0]:
         first_of_word[0] = True
@@ -555,15 +574,15 @@ def _block_metrics(word: _IntArray, sentence_rank: _IntArray, lo: _IntArray, hi:
     as_right = np.full(n, -1, dtype=np.int64)
     as_left[left] = np.arange(count_pairs)
     as_right[right] = np.arange(count_pairs)
-    key_chunk = chunk_keys // span
+    key_chunk = _divide(chunk_keys, span)
     chunk_words = np.bincount(key_chunk, minlength=n).astype(np.float64)
     stickiness = _side_overlap(chunk_keys, key_chunk, as_left, as_right, span, count_pairs,
                                chunk_words[left], chunk_words[right])
     edge = np.minimum(EDGE_TOKENS, sizes)
     tail_keys = _unique_sorted((owner * span + occurrence)[rank >= (sizes - edge)[owner]])
     head_keys = _unique_sorted((owner * span + occurrence)[rank < edge[owner]])
-    tail_words = np.bincount(tail_keys // span, minlength=n).astype(np.float64)
-    head_words = np.bincount(head_keys // span, minlength=n).astype(np.float64)
+    tail_words = np.bincount(_divide(tail_keys, span), minlength=n).astype(np.float64)
+    head_words = np.bincount(_divide(head_keys, span), minlength=n).astype(np.float64)
     clarity = 1.0 - _neighbour_jaccard(tail_keys, head_keys, as_left, as_right, span,
                                        count_pairs, tail_words[left], head_words[right])
     cohesion = _cohesion(keys, chunk_word, first_of_word, pieces, span, parts)
@@ -579,7 +598,7 @@ def _side_overlap(keys: _IntArray, key_chunk: _IntArray, as_left: _IntArray,
     left_pair, right_pair = as_left[key_chunk], as_right[key_chunk]
     shared = _pair_counts(left_pair[left_pair >= 0] * span + word[left_pair >= 0],
                           right_pair[right_pair >= 0] * span + word[right_pair >= 0])
-    inter = np.bincount(shared // span, minlength=count).astype(np.float64)
+    inter = np.bincount(_divide(shared, span), minlength=count).astype(np.float64)
     return _jaccard(inter, left_size, right_size)
 
 
@@ -588,12 +607,12 @@ def _neighbour_jaccard(left_keys: _IntArray, right_keys: _IntArray, as_left: _In
                        left_size: npt.NDArray[np.float64],
                        right_size: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     """Jaccard of the left chunk's ``left_keys`` set and the right chunk's ``right_keys`` set."""
-    left_chunk, right_chunk = left_keys // span, right_keys // span
+    left_chunk, right_chunk = _divide(left_keys, span), _divide(right_keys, span)
     left_pair, right_pair = as_left[left_chunk], as_right[right_chunk]
     a, b = left_pair >= 0, right_pair >= 0
     shared = _pair_counts(left_pair[a] * span + (left_keys - left_chunk * span)[a],
                           right_pair[b] * span + (right_keys - right_chunk * span)[b])
-    inter = np.bincount(shared // span, minlength=count).astype(np.float64)
+    inter = np.bincount(_divide(shared, span), minlength=count).astype(np.float64)
     return _jaccard(inter, left_size, right_size)
 
 
@@ -608,9 +627,9 @@ def _cohesion(keys: _IntArray, chunk_word: _IntArray, first_of_word: npt.NDArray
     multi = np.flatnonzero(pieces >= 2)
     if multi.shape[0] == 0:
         return np.zeros(0, dtype=np.float64)
-    chunk = chunk_word // span
+    chunk = _divide(chunk_word, span)
     keep = pieces[chunk] >= 2
-    chunk, piece, first_of_word = chunk[keep], (keys % parts)[keep], first_of_word[keep]
+    chunk, piece, first_of_word = chunk[keep], _remainder(keys, parts)[keep], first_of_word[keep]
     part_base = _group_starts(pieces)
     part = part_base[chunk] + piece
     part_words = np.bincount(part, minlength=int(pieces.sum())).astype(np.float64)

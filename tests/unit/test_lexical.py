@@ -170,3 +170,10 @@ def test_a_sweep_through_the_evaluator_joins_each_block_once(monkeypatch: pytest
     assert len(calls) == 1 + len(chunkings)  # once shared, once per fresh dataset
     with pytest.raises(ValueError, match="same documents"):
         Dataset(documents=(Document("d", text),)).share_corpus_cache(corpus)
+
+
+@pytest.mark.parametrize("divisor", [1, 2, 3, 8, 12, 1 << 20, (1 << 20) + 1])
+def test_key_splitting_by_shift_or_division(divisor: int) -> None:
+    values = np.array([0, 1, 7, 8, 9, 1 << 40, (1 << 61) + 5], dtype=np.int64)
+    assert (lexical._divide(values, divisor) == values // divisor).all()
+    assert (lexical._remainder(values, divisor) == values % divisor).all()
