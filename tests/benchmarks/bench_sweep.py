@@ -21,7 +21,10 @@ and a SHA-256 digest of every per-query array of both stages, per variant,
 are compared with ``sweep_expected.json`` (written by the engine before the
 sweep was made fast, for the scales the suite and ``run.py`` use; another
 scale is reported as not checked).  ``python bench_sweep.py --record SCALE``
-writes the entry of a scale from the engine installed.
+writes the entry of a scale from the engine installed;
+``python bench_sweep.py --previous FOLDER SCALE RUNS`` times sessions of this
+engine and of the ``pytest_rag`` package in ``FOLDER`` (``git archive REV
+pytest_rag | tar -x -C FOLDER``) interleaved, and compares their outputs.
 """
 
 from __future__ import annotations
@@ -176,12 +179,15 @@ def make(scale: float) -> dict[str, Any]:
     return {"format": "pytest-rag/v1", "documents": documents, "queries": queries}
 
 
-def _session(folder: Path) -> tuple[float, list[dict[str, Any]]]:
-    """One ``python -m pytest`` session: its wall time and each test's record."""
+def _session(folder: Path, previous: str | None = None) -> tuple[float, list[dict[str, Any]]]:
+    """One ``python -m pytest`` session: its wall time and each test's record
+    (with the ``pytest_rag`` package of the folder ``previous`` when given)."""
     out = folder / "results.jsonl"
     out.unlink(missing_ok=True)
     env = dict(os.environ, RAG_SWEEP_OUT=str(out))
     env.pop("PYTHONDONTWRITEBYTECODE", None)
+    if previous is not None:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [previous, env.get("PYTHONPATH")]))
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(folder)]
     start = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, cwd=folder, check=False,
@@ -265,8 +271,35 @@ def record(scale: float) -> None:
     EXPECTED.write_text(json.dumps(stored, indent=1, sort_keys=True) + "\n", encoding="utf-8")
 
 
+def against_previous(previous: Path, scale: float, runs: int) -> dict[str, Any]:
+    """Sessions of this engine and of the one whose ``pytest_rag`` package is in the
+    folder ``previous`` (put first on ``PYTHONPATH``), interleaved: the medians of
+    pytest-rag's share and of the session, and whether the outputs are identical."""
+    times: dict[str, dict[str, list[float]]] = {side: {"share": [], "session": []}
+                                               for side in ("previous", "current")}
+    found: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="rag-sweep-") as name:
+        folder = Path(name)
+        _prepare(folder, scale)
+        for _ in range(runs):
+            for side, path in (("previous", str(previous)), ("current", None)):
+                wall, records = _session(folder, path)
+                times[side]["session"].append(wall)
+                times[side]["share"].append(sum(r["chunking_s"] + r["retrieval_s"]
+                                                for r in records))
+                found[side] = outputs(records)
+    medians = {side: {key: statistics.median(values) for key, values in sides.items()}
+               for side, sides in times.items()}
+    return {"scale": scale, "runs": runs, "medians": medians,
+            "share_ratio": medians["current"]["share"] / medians["previous"]["share"],
+            "identical": found["previous"] == found["current"]}
+
+
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--record":
         record(float(sys.argv[2]))
+    elif len(sys.argv) == 5 and sys.argv[1] == "--previous":
+        print(json.dumps(against_previous(Path(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])),
+                         indent=1))
     else:
-        sys.exit("usage: python bench_sweep.py --record SCALE")
+        sys.exit("usage: python bench_sweep.py --record SCALE | --previous FOLDER SCALE RUNS")
