@@ -282,10 +282,13 @@ def resolve_inputs(dataset: Dataset | None, inputs: Mapping[str, Any],
                 parser.fail("chunk_vectors", f"has {dim} dimensions, the dataset's query "
                                              f"vector of {query_id!r} has "
                                              f"{entry.query_vector.shape[0]}")
-    return dataclasses.replace(
+    resolved = dataclasses.replace(
         base, source=base.source if dataset is not None else SOURCE,
         documents=documents, chunks=parser.with_discovered(chunks), expected_chunks=expected_chunks,
         expected_metadata=expected_metadata, vectors=vectors, queries=tuple(queries), run=run,
         argument_inputs=base.argument_inputs | frozenset(given),
     )
+    if dataset is not None and documents is base.documents:
+        resolved.share_corpus_cache(base)  # the corpus work of a sweep is done once
+    return resolved
 

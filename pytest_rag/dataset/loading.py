@@ -15,6 +15,7 @@ from typing import Any
 
 from ..errors import DatasetError
 from ..text.locate import line_column
+from .gc_pause import collector_paused
 from .json_text import big_integer_place, lone_surrogate_place
 from .model import Dataset
 from .parser import parse_dataset
@@ -150,10 +151,16 @@ def load_dataset(path: str | os.PathLike[str], *, run: str | os.PathLike[str] | 
     if kind is None:
         raise DatasetError(source, "", f"unknown file type {file.suffix or '(no extension)'!r}: "
                                        f"expected {KINDS_TEXT}")
-    raw = _decode(file, read_text(file)) if kind == "format" else read_source(file, split=split)
-    dataset = parse_dataset(raw, source=source, base_dir=file if kind == "beir" else file.parent,
-                            allow_outside_paths=allow_outside_paths)
-    return dataset if run is None else with_run(dataset, Path(run))
+    # Decoding and parsing make millions of tracked objects (lists, dicts, ids,
+    # records) and no reference cycle: with the collector on, its repeated
+    # full collections walk all of them (a quarter of decoding a large run).
+    with collector_paused():
+        raw = (_decode(file, read_text(file)) if kind == "format"
+               else read_source(file, split=split))
+        dataset = parse_dataset(raw, source=source,
+                                base_dir=file if kind == "beir" else file.parent,
+                                allow_outside_paths=allow_outside_paths)
+        return dataset if run is None else with_run(dataset, Path(run))
 
 
 def with_run(dataset: Dataset, path: Path) -> Dataset:

@@ -20,6 +20,10 @@ if TYPE_CHECKING:
 
     from ..text.tokens import TokenTable
 
+_Derived = TypeVar("_Derived")
+#: The key of :meth:`Dataset.corpus_derived`'s cache in a dataset's ``__dict__``.
+_CORPUS_CACHE: Final = "derived-corpus"
+
 __all__ = [
     "documents_fingerprint",
     "Chunk",
@@ -86,6 +90,19 @@ class Document:
         """A digest of the id and text: equal for equal documents (metadata aside)."""
         return _digest(self.id, self.text)
 
+    def derived(self, name: str, build: Callable[[Document], _Derived]) -> _Derived:
+        """``build(self)``, computed once per document object and kept with it.
+
+        What the higher layers derive from the text alone (its Markdown blocks,
+        its word ids) hangs here, so that evaluating many chunkings of one
+        corpus does that work once, and the cache is freed with the document.
+        """
+        cache = self.__dict__  # as functools.cached_property does on a frozen dataclass
+        key = "derived:" + name
+        if key not in cache:
+            cache[key] = build(self)
+        return cast("_Derived", cache[key])
+
 
 @dataclass(frozen=True)
 class Chunk:
@@ -103,7 +120,6 @@ class Chunk:
 
 
 _Record = TypeVar("_Record")
-_Derived = TypeVar("_Derived")
 
 
 @functools.cache
@@ -300,6 +316,26 @@ class Dataset:
         if key not in cache:
             cache[key] = build(self)
         return cast("_Derived", cache[key])
+
+    def corpus_derived(self, name: str, build: Callable[[Dataset], _Derived]) -> _Derived:
+        """``build(self)`` for what depends on the documents alone, kept with the corpus.
+
+        Like :meth:`derived`, but the cache is shared with every dataset that
+        :func:`~pytest_rag.dataset.arguments.resolve_inputs` makes from this
+        one with the same documents (``rag.chunking(chunks=...)`` on a
+        configured dataset): a sweep of chunkings does the corpus work once.
+        It is freed with the last of those datasets.
+        """
+        cache = self.__dict__.setdefault(_CORPUS_CACHE, {})
+        if name not in cache:
+            cache[name] = build(self)
+        return cast("_Derived", cache[name])
+
+    def share_corpus_cache(self, other: Dataset) -> None:
+        """Let this dataset use ``other``'s :meth:`corpus_derived` cache (same documents)."""
+        if other.documents is not self.documents:
+            raise ValueError("only a dataset with the same documents shares the corpus cache")
+        self.__dict__[_CORPUS_CACHE] = other.__dict__.setdefault(_CORPUS_CACHE, {})
 
     @property
     def query_ids(self) -> tuple[str, ...]:

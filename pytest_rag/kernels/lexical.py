@@ -32,12 +32,13 @@ stays a few arrays of that size whatever the corpus.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Final, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
-from ..dataset.model import Dataset
+from ..dataset.model import Dataset, Document
 from .positions import positions_of
 
 __all__ = ["EDGE_TOKENS", "lexical_metrics", "sentence_starts"]
@@ -145,13 +146,23 @@ def _block_ids(text: str, codes: npt.NDArray[np.uint32], lower: npt.NDArray[np.u
                powers: tuple[_U64, _U64]) -> tuple[_IntArray, int]:
     """Ids of the lowercase strings ``text[starts[i]:ends[i]].lower()`` (equal
     strings, equal ids, numbered from 0), and the number of ids."""
-    count = starts.shape[0]
-    if count == 0:
-        return np.zeros(0, dtype=np.int64), 0
+    low, starts, ends = _lowercase(text, codes, lower, special, starts, ends)
+    return _range_ids(low, starts, ends, powers)
+
+
+def _lowercase(text: str, codes: npt.NDArray[np.uint32], lower: npt.NDArray[np.uint32],
+               special: npt.NDArray[np.bool_], starts: _IntArray, ends: _IntArray
+               ) -> tuple[npt.NDArray[np.uint32], _IntArray, _IntArray]:
+    """Lowercase code points and the ranges in them of ``text[starts[i]:ends[i]].lower()``.
+
+    The code points of ``text`` through the ``lower`` table; a range holding a
+    ``special`` code point is lowercased by ``str.lower`` and appended after
+    the text, its range moved there.
+    """
     low = lower[codes]
     starts, ends = starts.copy(), ends.copy()
     odd = np.zeros(0, dtype=np.int64)
-    if special[codes].any():
+    if starts.shape[0] and special[codes].any():
         marks = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(special[codes])])
         odd = np.flatnonzero(marks[ends] > marks[starts])
     if odd.shape[0]:  # lowercased by str.lower, appended after the text
@@ -161,6 +172,16 @@ def _block_ids(text: str, codes: npt.NDArray[np.uint32], lower: npt.NDArray[np.u
         starts[odd] = codes.shape[0] + _group_starts(lengths)
         ends[odd] = starts[odd] + lengths
         low = np.concatenate([low, tail])
+    return low, starts, ends
+
+
+def _range_ids(low: npt.NDArray[np.uint32], starts: _IntArray, ends: _IntArray,
+               powers: tuple[_U64, _U64]) -> tuple[_IntArray, int]:
+    """Ids of the code point strings ``low[starts[i]:ends[i]]``: equal strings, equal
+    ids, numbered from 0; and the number of ids.  Hashed, then checked exactly."""
+    count = starts.shape[0]
+    if count == 0:
+        return np.zeros(0, dtype=np.int64), 0
     power, inverse = powers
     if power.shape[0] < low.shape[0] + 1:
         power, inverse = _powers(low.shape[0] + 1, _BASE), _powers(low.shape[0] + 1, _INVERSE)
@@ -191,6 +212,189 @@ def _block_ids(text: str, codes: npt.NDArray[np.uint32], lower: npt.NDArray[np.u
                           dtype=np.int64, count=count)
         return ids, len(table)
     return ids, int(first.shape[0])
+
+
+@dataclass(frozen=True)
+class _DocumentWords:
+    """What the lexical metrics read of one document, whatever its chunks.
+
+    Kept with the document (:meth:`~pytest_rag.dataset.model.Document.derived`),
+    so that a sweep of chunkings over one corpus hashes every token once.
+
+    Attributes
+    ----------
+    low:
+        The text's code points through the one-code-point lowercase table.
+    special:
+        Offsets (sorted) of the code points ``str.lower`` must do (capital
+        sigma, a lowercase longer than one code point).
+    word:
+        Each token's word id, local to the document (numbered from 0).
+    sentence_rank:
+        Each token's sentence part number: equal for two tokens of one
+        sentence, increasing along the document.
+    vocabulary, vocabulary_starts:
+        The lowercase code points of each local word, one after the other,
+        and where each starts (one more entry: the end).
+    """
+
+    low: npt.NDArray[np.uint32]
+    special: _IntArray
+    word: _IntArray
+    sentence_rank: _IntArray
+    vocabulary: npt.NDArray[np.uint32]
+    vocabulary_starts: _IntArray
+
+
+def _document_words(document: Document) -> _DocumentWords:
+    """The :class:`_DocumentWords` of a document (tokens, ids, sentences, in one pass)."""
+    text, table = document.text, document.tokens
+    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
+    lower, special, space = _code_tables(codes)
+    starts = np.asarray(table.starts, dtype=np.int64)
+    ends = np.asarray(table.ends, dtype=np.int64)
+    sentence = _sentence_ids(codes, space, starts)
+    change = np.zeros(starts.shape[0], dtype=np.int64)
+    change[1:] = sentence[1:] != sentence[:-1]
+    sentence_rank = np.cumsum(change)
+    low, range_starts, range_ends = _lowercase(text, codes, lower, special, starts, ends)
+    size = low.shape[0] + 1
+    word, count = _range_ids(low, range_starts, range_ends,
+                             (_powers(size, _BASE), _powers(size, _INVERSE)))
+    first = np.empty(count, dtype=np.int64)
+    first[word[::-1]] = np.arange(word.shape[0] - 1, -1, -1, dtype=np.int64)
+    lengths = range_ends[first] - range_starts[first]
+    vocabulary = low[_ranges(range_starts[first], lengths)]
+    vocabulary_starts = np.zeros(count + 1, dtype=np.int64)
+    np.cumsum(lengths, out=vocabulary_starts[1:])
+    found = _DocumentWords(low[:codes.shape[0]], np.flatnonzero(special[codes]), word,
+                           sentence_rank, vocabulary, vocabulary_starts)
+    for array in vars(found).values():
+        array.setflags(write=False)
+    return found
+
+
+@dataclass(frozen=True)
+class _BlockWords:
+    """What the lexical metrics read of a block of documents (texts laid end to
+    end), whatever its chunks: kept with the corpus (:meth:`Dataset.corpus_derived`).
+
+    Attributes
+    ----------
+    char_base, token_base:
+        Where each document's text and tokens start in the block.
+    token_start, token_end, sentence_rank:
+        Every token of the block: its characters (block offsets) and its
+        sentence part number.
+    low, special:
+        The block's code points through the one-code-point lowercase table,
+        and the offsets of those ``str.lower`` must do.
+    word:
+        Every token's word id in the block.
+    vocabulary, vocabulary_starts:
+        The lowercase code points of each word of the block, one after the
+        other, and where each starts (one more entry: the end).
+    """
+
+    char_base: _IntArray
+    token_base: _IntArray
+    token_start: _IntArray
+    token_end: _IntArray
+    sentence_rank: _IntArray
+    low: npt.NDArray[np.uint32]
+    special: _IntArray
+    word: _IntArray
+    vocabulary: npt.NDArray[np.uint32]
+    vocabulary_starts: _IntArray
+
+
+def _block_words(documents: Sequence[Document], block: Sequence[int]) -> _BlockWords:
+    """The :class:`_BlockWords` of the documents ``block``: each document's own word
+    ids (:func:`_document_words`, kept with the document) joined into the block's
+    by hashing only the documents' distinct words."""
+    found = [documents[doc].derived("lexical_words", _document_words) for doc in block]
+    tables = [documents[doc].tokens for doc in block]
+    empty = np.zeros(0, dtype=np.int64)
+    char_base = _group_starts(np.fromiter((item.low.shape[0] for item in found),
+                                          dtype=np.int64, count=len(found)))
+    token_base = _group_starts(np.fromiter(map(len, tables), dtype=np.int64, count=len(tables)))
+    token_start = np.concatenate([table.starts + base for table, base in
+                                  zip(tables, char_base.tolist())]) if tables else empty
+    token_end = np.concatenate([table.ends + base for table, base in
+                                zip(tables, char_base.tolist())]) if tables else empty
+    sizes = np.fromiter((item.vocabulary_starts.shape[0] - 1 for item in found), dtype=np.int64,
+                        count=len(found))
+    code_base = _group_starts(np.fromiter((item.vocabulary.shape[0] for item in found),
+                                          dtype=np.int64, count=len(found))).tolist()
+    codes = (np.concatenate([item.vocabulary for item in found]) if found
+             else np.zeros(0, dtype=np.uint32))
+    starts = np.concatenate([item.vocabulary_starts[:-1] + base
+                             for item, base in zip(found, code_base)]) if found else empty
+    ends = np.concatenate([item.vocabulary_starts[1:] + base
+                           for item, base in zip(found, code_base)]) if found else empty
+    size = codes.shape[0] + 1
+    ids, count = _range_ids(codes, starts, ends, (_powers(size, _BASE), _powers(size, _INVERSE)))
+    word = np.concatenate([ids[base:base + size][item.word] for item, base, size in
+                           zip(found, _group_starts(sizes).tolist(), sizes.tolist())]
+                          ) if found else empty
+    first = np.empty(count, dtype=np.int64)
+    first[ids[::-1]] = np.arange(ids.shape[0] - 1, -1, -1, dtype=np.int64)
+    lengths = ends[first] - starts[first]
+    vocabulary_starts = np.zeros(count + 1, dtype=np.int64)
+    np.cumsum(lengths, out=vocabulary_starts[1:])
+    result = _BlockWords(
+        char_base, token_base, token_start, token_end,
+        np.concatenate([item.sentence_rank for item in found]) if found else empty,
+        np.concatenate([item.low for item in found]) if found else np.zeros(0, dtype=np.uint32),
+        np.concatenate([item.special + base for item, base in
+                        zip(found, char_base.tolist())]) if found else empty,
+        word, codes[_ranges(starts[first], lengths)], vocabulary_starts)
+    for array in vars(result).values():
+        array.setflags(write=False)
+    return result
+
+
+def _cut_words(words: _BlockWords, documents: Sequence[Document], block: Sequence[int],
+               cut_lo: _IntArray, cut_hi: _IntArray) -> tuple[_IntArray, _IntArray, int]:
+    """Word ids of the block's tokens and of the cut parts ``[cut_lo, cut_hi)`` (block
+    offsets), and the number of distinct words among both.
+
+    Only the block's distinct words and the cut parts are hashed here, so the
+    work is that of the vocabulary and the chunks, not of the corpus again.
+    """
+    count = words.vocabulary_starts.shape[0] - 1
+    pieces: list[npt.NDArray[np.uint32]] = [words.vocabulary]
+    at = words.vocabulary.shape[0]
+    # The cut parts: their lowercase code points from the block's table, or
+    # from str.lower where one holds a special code point.
+    cut_len = cut_hi - cut_lo
+    odd = np.searchsorted(words.special, cut_lo) < np.searchsorted(words.special, cut_hi)
+    cut_start = np.zeros(cut_lo.shape[0], dtype=np.int64)
+    plain = np.flatnonzero(~odd)
+    if plain.shape[0]:
+        pieces.append(words.low[_ranges(cut_lo[plain], cut_len[plain])])
+        cut_start[plain] = at + _group_starts(cut_len[plain])
+        at += int(cut_len[plain].sum())
+    lengths = cut_len.copy()
+    odd_rows = np.flatnonzero(odd)
+    if odd_rows.shape[0]:
+        owner = np.searchsorted(words.char_base, cut_lo[odd_rows], side="right") - 1
+        texts = []
+        for doc, a, b in zip(owner.tolist(), cut_lo[odd_rows].tolist(),
+                             cut_hi[odd_rows].tolist()):
+            base = int(words.char_base[doc])
+            texts.append(documents[block[doc]].text[a - base:b - base].lower())
+        odd_len = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+        pieces.append(np.frombuffer("".join(texts).encode("utf-32-le", "surrogatepass"),
+                                    dtype="<u4"))
+        cut_start[odd_rows] = at + _group_starts(odd_len)
+        lengths[odd_rows] = odd_len
+        at += int(odd_len.sum())
+    starts = np.concatenate([words.vocabulary_starts[:-1], cut_start])
+    ends = np.concatenate([words.vocabulary_starts[1:], cut_start + lengths])
+    ids, distinct = _range_ids(np.concatenate(pieces), starts, ends,
+                               (_powers(at + 1, _BASE), _powers(at + 1, _INVERSE)))
+    return ids[:count][words.word], ids[count:], distinct
 
 
 def _strings(starts: _IntArray, ends: _IntArray, low: npt.NDArray[np.uint32]) -> list[str]:
@@ -251,9 +455,6 @@ def lexical_metrics(dataset: Dataset, scope: _IntArray, pairs: tuple[_IntArray, 
     lo, hi, doc_of = positions.chunk_lo, positions.chunk_hi, positions.chunk_doc
     scope_list = scope.tolist()
     blocks = _blocks(scope_list, [len(documents[doc].text) for doc in scope_list])
-    longest = max((sum(len(documents[doc].text) for doc in block) for block in blocks),
-                  default=0)
-    powers = _powers(longest + 1, _BASE), _powers(longest + 1, _INVERSE)
     # The chunks and the pairs of each block, found with one sort each.
     block_of_doc = np.full(len(documents), -1, dtype=np.int64)
     for number, block in enumerate(blocks):
@@ -271,27 +472,11 @@ def lexical_metrics(dataset: Dataset, scope: _IntArray, pairs: tuple[_IntArray, 
     clarity: list[npt.NDArray[np.float64]] = []
     stickiness: list[npt.NDArray[np.float64]] = []
     for number, block in enumerate(blocks):
-        texts = [documents[doc].text for doc in block]
-        lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
-        char_base = _group_starts(lengths)
-        starts_list, ends_list = [], []
-        offset_tokens = 0
-        for doc, offset in zip(block, char_base.tolist()):
-            table = documents[doc].tokens
-            token_base[doc] = offset_tokens - int(positions.base[doc])
-            offset_tokens += len(table)
-            starts_list.append(table.starts + offset)
-            ends_list.append(table.ends + offset)
-        empty = np.zeros(0, dtype=np.int64)
-        token_start = np.concatenate(starts_list) if starts_list else empty  # in the block
-        token_end = np.concatenate(ends_list) if ends_list else empty
-        joined = "".join(texts)
-        codes = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype="<u4")
-        lower, special, space = _code_tables(codes)
-        sentence = _sentence_ids(codes, space, token_start)
-        change = np.zeros(offset_tokens, dtype=np.int64)  # a document's first: unused
-        change[1:] = sentence[1:] != sentence[:-1]
-        sentence_rank = np.cumsum(change)
+        words = dataset.corpus_derived(f"lexical_words:{block}",
+                                       lambda _: _block_words(documents, block))
+        token_base[block] = words.token_base - positions.base[block]
+        char_base = words.char_base
+        token_start, token_end = words.token_start, words.token_end
 
         rows = chunk_order[chunk_edges[number]:chunk_edges[number + 1]]
         local[rows] = np.arange(rows.shape[0])
@@ -305,14 +490,13 @@ def lexical_metrics(dataset: Dataset, scope: _IntArray, pairs: tuple[_IntArray, 
         # The cut parts of the edge tokens of the chunks.
         heads = nonempty[token_start[b_lo[nonempty]] < b_start[nonempty]]
         tails = nonempty[token_end[b_hi[nonempty] - 1] > b_end[nonempty]]
-        all_lo = np.concatenate([token_start, b_start[heads],
+        cut_lo = np.concatenate([b_start[heads],
                                  np.maximum(token_start[b_hi[tails] - 1], b_start[tails])])
-        all_hi = np.concatenate([token_end, np.minimum(token_end[b_lo[heads]], b_end[heads]),
+        cut_hi = np.concatenate([np.minimum(token_end[b_lo[heads]], b_end[heads]),
                                  b_end[tails]])
-        ids, vocabulary = _block_ids(joined, codes, lower, special, all_lo, all_hi, powers)
-        word = ids[:offset_tokens]
-        head_word = ids[offset_tokens:offset_tokens + heads.shape[0]]
-        tail_word = ids[offset_tokens + heads.shape[0]:]
+        word, cut_word, vocabulary = _cut_words(words, documents, block, cut_lo, cut_hi)
+        head_word, tail_word = cut_word[:heads.shape[0]], cut_word[heads.shape[0]:]
+        sentence_rank = words.sentence_rank
 
         pair_rows = pair_order[pair_edges[number]:pair_edges[number + 1]]
         values = _block_metrics(word, sentence_rank, b_lo, b_hi, heads, head_word, tails,
@@ -329,6 +513,20 @@ def lexical_metrics(dataset: Dataset, scope: _IntArray, pairs: tuple[_IntArray, 
 
 def _mean_of(parts: list[npt.NDArray[np.float64]]) -> float | None:
     return _mean(np.concatenate(parts)) if parts else None
+
+
+def _divide(values: _IntArray, divisor: int) -> _IntArray:
+    """``values // divisor`` for values >= 0: a shift when ``divisor`` is a power of two."""
+    if divisor & (divisor - 1) == 0:
+        return values >> (divisor.bit_length() - 1)
+    return values // divisor
+
+
+def _remainder(values: _IntArray, divisor: int) -> _IntArray:
+    """``values % divisor`` for values >= 0: a mask when ``divisor`` is a power of two."""
+    if divisor & (divisor - 1) == 0:
+        return values & (divisor - 1)
+    return values % divisor
 
 
 def _block_metrics(word: _IntArray, sentence_rank: _IntArray, lo: _IntArray, hi: _IntArray,
@@ -348,17 +546,22 @@ def _block_metrics(word: _IntArray, sentence_rank: _IntArray, lo: _IntArray, hi:
     occurrence[offsets[heads]] = head_word
     occurrence[offsets[tails] + sizes[tails] - 1] = tail_word
     rank = np.arange(owner.shape[0], dtype=np.int64) - offsets[owner]
-    span = max(vocabulary, 1)
     piece = sentence_rank[position] - sentence_rank[lo[owner]]  # sentence part in the chunk
     nonempty = sizes > 0
     pieces = np.zeros(n, dtype=np.int64)
     pieces[nonempty] = sentence_rank[hi[nonempty] - 1] - sentence_rank[lo[nonempty]] + 1
-    parts = max(int(pieces.max(initial=0)), 1)
+    most = max(int(pieces.max(initial=0)), 1)
+    # Powers of two where the keys fit, so that splitting a key is a shift and
+    # a mask instead of an integer division; the order of the keys, and so
+    # every result, is the same with any span and parts large enough.
+    span, parts = 1 << (max(vocabulary, 1) - 1).bit_length(), 1 << (most - 1).bit_length()
     if n * span * parts >= 2**62:
-        return None
+        span, parts = max(vocabulary, 1), most
+        if n * span * parts >= 2**62:
+            return None
     # One sort gives the distinct (chunk, word, part) keys, grouped by (chunk, word).
     keys = _unique_sorted((owner * span + occurrence) * parts + piece)
-    chunk_word = keys // parts
+    chunk_word = _divide(keys, parts)
     first_of_word = np.empty(keys.shape[0], dtype=bool)
     if keys.shape[0]:
         first_of_word[0] = True
@@ -371,15 +574,15 @@ def _block_metrics(word: _IntArray, sentence_rank: _IntArray, lo: _IntArray, hi:
     as_right = np.full(n, -1, dtype=np.int64)
     as_left[left] = np.arange(count_pairs)
     as_right[right] = np.arange(count_pairs)
-    key_chunk = chunk_keys // span
+    key_chunk = _divide(chunk_keys, span)
     chunk_words = np.bincount(key_chunk, minlength=n).astype(np.float64)
     stickiness = _side_overlap(chunk_keys, key_chunk, as_left, as_right, span, count_pairs,
                                chunk_words[left], chunk_words[right])
     edge = np.minimum(EDGE_TOKENS, sizes)
     tail_keys = _unique_sorted((owner * span + occurrence)[rank >= (sizes - edge)[owner]])
     head_keys = _unique_sorted((owner * span + occurrence)[rank < edge[owner]])
-    tail_words = np.bincount(tail_keys // span, minlength=n).astype(np.float64)
-    head_words = np.bincount(head_keys // span, minlength=n).astype(np.float64)
+    tail_words = np.bincount(_divide(tail_keys, span), minlength=n).astype(np.float64)
+    head_words = np.bincount(_divide(head_keys, span), minlength=n).astype(np.float64)
     clarity = 1.0 - _neighbour_jaccard(tail_keys, head_keys, as_left, as_right, span,
                                        count_pairs, tail_words[left], head_words[right])
     cohesion = _cohesion(keys, chunk_word, first_of_word, pieces, span, parts)
@@ -395,7 +598,7 @@ def _side_overlap(keys: _IntArray, key_chunk: _IntArray, as_left: _IntArray,
     left_pair, right_pair = as_left[key_chunk], as_right[key_chunk]
     shared = _pair_counts(left_pair[left_pair >= 0] * span + word[left_pair >= 0],
                           right_pair[right_pair >= 0] * span + word[right_pair >= 0])
-    inter = np.bincount(shared // span, minlength=count).astype(np.float64)
+    inter = np.bincount(_divide(shared, span), minlength=count).astype(np.float64)
     return _jaccard(inter, left_size, right_size)
 
 
@@ -404,12 +607,12 @@ def _neighbour_jaccard(left_keys: _IntArray, right_keys: _IntArray, as_left: _In
                        left_size: npt.NDArray[np.float64],
                        right_size: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     """Jaccard of the left chunk's ``left_keys`` set and the right chunk's ``right_keys`` set."""
-    left_chunk, right_chunk = left_keys // span, right_keys // span
+    left_chunk, right_chunk = _divide(left_keys, span), _divide(right_keys, span)
     left_pair, right_pair = as_left[left_chunk], as_right[right_chunk]
     a, b = left_pair >= 0, right_pair >= 0
     shared = _pair_counts(left_pair[a] * span + (left_keys - left_chunk * span)[a],
                           right_pair[b] * span + (right_keys - right_chunk * span)[b])
-    inter = np.bincount(shared // span, minlength=count).astype(np.float64)
+    inter = np.bincount(_divide(shared, span), minlength=count).astype(np.float64)
     return _jaccard(inter, left_size, right_size)
 
 
@@ -424,9 +627,9 @@ def _cohesion(keys: _IntArray, chunk_word: _IntArray, first_of_word: npt.NDArray
     multi = np.flatnonzero(pieces >= 2)
     if multi.shape[0] == 0:
         return np.zeros(0, dtype=np.float64)
-    chunk = chunk_word // span
+    chunk = _divide(chunk_word, span)
     keep = pieces[chunk] >= 2
-    chunk, piece, first_of_word = chunk[keep], (keys % parts)[keep], first_of_word[keep]
+    chunk, piece, first_of_word = chunk[keep], _remainder(keys, parts)[keep], first_of_word[keep]
     part_base = _group_starts(pieces)
     part = part_base[chunk] + piece
     part_words = np.bincount(part, minlength=int(pieces.sum())).astype(np.float64)

@@ -25,7 +25,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from ..dataset.model import Dataset
+from ..dataset.model import Dataset, Query, assemble
 from .positions import positions_of
 
 __all__ = ["relevance_from_evidence", "touching_pairs"]
@@ -136,11 +136,13 @@ def relevance_from_evidence(dataset: Dataset) -> Dataset:
     best_list = best.tolist()
     for index, lo, hi in zip(owners, starts, stops):
         relevant = {ids[row]: grade for row, grade in zip(chunk_list[lo:hi], best_list[lo:hi])}
-        derived[index] = dataclasses.replace(queries[index], relevant=relevant,
-                                             relevant_from_evidence=True)
+        # The record with one field changed, without replace()'s field loop.
+        derived[index] = assemble(Query, {**vars(queries[index]), "relevant": relevant,
+                                          "relevant_from_evidence": True})
     result = dataclasses.replace(dataset, queries=tuple(derived))
     for name in _KEPT_CACHES:  # chunks, documents and evidence are unchanged
         if name in vars(dataset):
             vars(result)[name] = vars(dataset)[name]
+    result.share_corpus_cache(dataset)
     result.derived("positions", lambda _: positions)  # the same chunks and evidence
     return result

@@ -19,7 +19,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from ..dataset.model import Chunk, Dataset, EvidenceSpan
+from ..dataset.model import Chunk, Dataset, Document, EvidenceSpan
 from ..kernels.lexical import lexical_metrics, sentence_starts
 from ..kernels.positions import positions_of
 from ..text.intervals import containing, touching_count, union_sizes
@@ -358,18 +358,26 @@ def _evidence_metrics(dataset: Dataset, scope: _IntArray) -> tuple[float | None,
     return float(whole.mean()), float(touched.mean())
 
 
+def _block_intervals(document: Document) -> tuple[_IntArray, _IntArray]:
+    """Token intervals ``[lo, hi)`` of a document's Markdown blocks (kept with the document)."""
+    blocks = markdown_blocks(document.text)
+    starts = np.fromiter((block.start for block in blocks), dtype=np.int64, count=len(blocks))
+    ends = np.fromiter((block.end for block in blocks), dtype=np.int64, count=len(blocks))
+    lo, hi = span_intervals(document.tokens, starts, ends)
+    lo.setflags(write=False)
+    hi.setflags(write=False)
+    return lo, hi
+
+
 def _structural_integrity(dataset: Dataset, scope: _IntArray) -> float | None:
     """Share of the Markdown blocks (with a token) of the documents in scope held by one chunk."""
     positions = positions_of(dataset)
     lows: list[_IntArray] = []
     highs: list[_IntArray] = []
     for doc in scope.tolist():
-        blocks = markdown_blocks(dataset.documents[doc].text)
-        if not blocks:
+        lo, hi = dataset.documents[doc].derived("markdown_blocks", _block_intervals)
+        if not lo.shape[0]:
             continue
-        starts = np.fromiter((block.start for block in blocks), dtype=np.int64, count=len(blocks))
-        ends = np.fromiter((block.end for block in blocks), dtype=np.int64, count=len(blocks))
-        lo, hi = span_intervals(dataset.documents[doc].tokens, starts, ends)
         lows.append(lo + positions.base[doc])
         highs.append(hi + positions.base[doc])
     if not lows:

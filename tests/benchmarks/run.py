@@ -39,6 +39,8 @@ WORKLOADS = {
     "embedding": "bench_embedding",
     "answers": "bench_answers",
     "plugin": "bench_plugin",
+    "sweep": "bench_sweep",
+    "cli": "bench_cli",
 }
 
 

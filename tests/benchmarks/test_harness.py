@@ -21,7 +21,7 @@ import pytest
 HERE = Path(__file__).resolve().parent
 RUN = HERE / "run.py"
 PEERS = ("ranx", "pytrec_eval", "rouge_score", "faiss")
-WORKLOADS = ("ranking", "evidence", "embedding", "answers", "plugin")
+WORKLOADS = ("ranking", "evidence", "embedding", "answers", "plugin", "sweep", "cli")
 
 
 def _run(args: list[str], tmp_path: Path, prelude: str = "") -> tuple[subprocess.CompletedProcess[str], dict]:

@@ -490,3 +490,27 @@ def test_matches_a_naive_implementation(dataset: Dataset) -> None:
             assert values[key] is None, key
         else:
             assert values[key] == pytest.approx(expected, abs=1e-12), key
+
+
+def test_document_work_is_done_once_per_document_across_chunkings(monkeypatch: Any) -> None:
+    """Two chunkings of one corpus (a sweep) find each document's Markdown blocks once,
+    and a fresh copy of the documents gives the same values."""
+    import pytest_rag.stages.chunking as chunking
+
+    calls: list[str] = []
+
+    def counted(text: str) -> Any:
+        calls.append(text)
+        return markdown_blocks(text)
+
+    monkeypatch.setattr(chunking, "markdown_blocks", counted)
+    base = Dataset(documents=(Document("refunds", HAND),))
+    first = ChunkEvaluator().evaluate(base, chunks=HAND_CHUNKS)
+    second = ChunkEvaluator().evaluate(base, chunks=[chunk("w", 0, 92, "refunds")])
+    assert len(calls) == 1
+    fresh = Dataset(documents=(Document("refunds", HAND),))
+    assert ChunkEvaluator().evaluate(fresh, chunks=HAND_CHUNKS).values == first.values
+    assert ChunkEvaluator().evaluate(fresh, chunks=[chunk("w", 0, 92, "refunds")]).values == \
+        second.values
+    assert len(calls) == 2
+    assert second.values["structural_integrity"] == 1.0

@@ -82,3 +82,33 @@ def test_an_error_in_an_evaluation_leaves_the_collector_on() -> None:
     with pytest.raises(Exception, match="expected a string"):
         RetrievalEvaluator(k=2).evaluate(retrieved_ids={"q1": ["a", 7]}, relevant={"q1": ["a"]})
     assert gc.isenabled()
+
+
+def test_load_dataset_decodes_and_parses_with_the_collector_paused(
+        tmp_path: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Loading a file pauses the collector around decode and parse, and restores it,
+    also when the file is refused."""
+    from pathlib import Path
+
+    import pytest_rag.dataset.loading as loading
+    from pytest_rag import DatasetError, load_dataset
+
+    seen: list[bool] = []
+    original = loading.parse_dataset
+
+    def watched(*args: object, **kwargs: object) -> object:
+        seen.append(gc.isenabled())
+        return original(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(loading, "parse_dataset", watched)
+    folder = Path(str(tmp_path))
+    good = folder / "good.json"
+    good.write_text('{"queries": [{"id": "q1", "relevant": {"c1": 1}}]}', encoding="utf-8")
+    gc.enable()
+    assert load_dataset(good).query_ids == ("q1",)
+    assert seen == [False] and gc.isenabled()
+    bad = folder / "bad.json"
+    bad.write_text('{"queries": [{"id": "q1", "id": "q2"}]}', encoding="utf-8")
+    with pytest.raises(DatasetError, match="duplicate key 'id'"):
+        load_dataset(bad)
+    assert gc.isenabled()

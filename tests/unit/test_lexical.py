@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import numpy as np
 import pytest
 
+from pytest_rag.dataset.model import Dataset, Document
 from pytest_rag.dataset.parser import parse_dataset
 from pytest_rag.kernels import lexical
 from pytest_rag.kernels.positions import positions_of
@@ -115,3 +117,63 @@ def test_case_and_special_lowercase() -> None:
     for i in range(len(tokens)):
         for j in range(len(tokens)):
             assert (ids[i] == ids[j]) == (words[i] == words[j]), (words[i], words[j])
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_chunkings_of_one_corpus_hash_each_document_once(monkeypatch: pytest.MonkeyPatch,
+                                                         seed: int) -> None:
+    """A sweep: several chunkings of the same document objects reuse each document's
+    word ids (computed once), and every chunking still matches the Python sets."""
+    calls: list[str] = []
+    original = lexical._document_words
+
+    def counted(document: object) -> object:
+        calls.append(document.id)  # type: ignore[attr-defined]
+        return original(document)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(lexical, "_document_words", counted)
+    corpus = _dataset(seed)
+    for variant in range(4):
+        chunks = _dataset(seed * 100 + variant + 1).chunks  # type: ignore[attr-defined]
+        ids = {doc.id for doc in corpus.documents}  # type: ignore[attr-defined]
+        chunks = tuple(c for c in chunks if c.doc_id in ids
+                       and c.end <= len(corpus.document_by_id[c.doc_id].text))  # type: ignore[attr-defined]
+        if not chunks:
+            continue
+        _close(*_both(dataclasses.replace(corpus, chunks=chunks)))  # type: ignore[type-var]
+    assert len(calls) == len(set(calls))
+
+
+def test_a_sweep_through_the_evaluator_joins_each_block_once(monkeypatch: pytest.MonkeyPatch
+                                                             ) -> None:
+    """``evaluate(dataset, chunks=...)`` shares the corpus cache of ``dataset``: the block
+    word ids are built by the first chunking only, and the values stay those of a fresh
+    dataset; a dataset with other documents does not share it."""
+    calls: list[object] = []
+    original = lexical._block_words
+
+    def counted(documents: object, block: object) -> object:
+        calls.append(block)
+        return original(documents, block)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(lexical, "_block_words", counted)
+    text = "Alpha beta. Gamma ALPHA delta!\nBeta beta gamma. Στάσις ΟΔΟΣ alpha."
+    corpus = Dataset(documents=(Document("d", text),))
+    chunkings = [[{"id": f"c{i}", "doc_id": "d", "start": a, "end": b}
+                  for i, (a, b) in enumerate(zip(cuts, cuts[1:]))]
+                 for cuts in ([0, 13, 40, len(text)], [0, 3, 29, 50, len(text)], [0, len(text)])]
+    for chunks in chunkings:
+        shared = chunking.ChunkEvaluator().evaluate(corpus, chunks=chunks).values
+        fresh = chunking.ChunkEvaluator().evaluate(
+            Dataset(documents=(Document("d", text),)), chunks=chunks).values
+        assert shared == fresh
+    assert len(calls) == 1 + len(chunkings)  # once shared, once per fresh dataset
+    with pytest.raises(ValueError, match="same documents"):
+        Dataset(documents=(Document("d", text),)).share_corpus_cache(corpus)
+
+
+@pytest.mark.parametrize("divisor", [1, 2, 3, 8, 12, 1 << 20, (1 << 20) + 1])
+def test_key_splitting_by_shift_or_division(divisor: int) -> None:
+    values = np.array([0, 1, 7, 8, 9, 1 << 40, (1 << 61) + 5], dtype=np.int64)
+    assert (lexical._divide(values, divisor) == values // divisor).all()
+    assert (lexical._remainder(values, divisor) == values % divisor).all()
