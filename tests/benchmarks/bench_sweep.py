@@ -29,7 +29,6 @@ pytest_rag | tar -x -C FOLDER``) interleaved, and compares their outputs.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import statistics
