@@ -192,4 +192,4 @@ def with_run(dataset: Dataset, path: Path) -> Dataset:
     parser = Parser(source)
     run = parser.run_section({} if section is None else section, known, place)
     check_vector_dimensions(parser, dataset.vectors, run)
-    return dataclasses.replace(dataset, run=run)
+    return dataclasses.replace(dataset, run=run, run_source=(source, place))

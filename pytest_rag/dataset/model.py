@@ -281,6 +281,9 @@ class Dataset:
     argument_inputs:
         The inputs that were passed as keyword arguments rather than read from
         ``source``: errors about them name the argument, not the file.
+    run_source:
+        ``(file, place prefix)`` when the run was read from a run file of its
+        own (``load_dataset(run=...)``): errors about the run name that file.
     """
 
     source: str = "<arguments>"
@@ -294,6 +297,7 @@ class Dataset:
     run: Mapping[str, RunEntry] = field(default_factory=dict)
     expected: Mapping[str, Mapping[str, float | None]] | None = None
     argument_inputs: frozenset[str] = field(default=frozenset(), compare=False)
+    run_source: tuple[str, str] | None = field(default=None, compare=False)
 
     @functools.cached_property
     def document_by_id(self) -> dict[str, Document]:
@@ -349,6 +353,9 @@ class Dataset:
         """
         if name in self.argument_inputs:
             return "<arguments>", f"{name}[{query_id!r}][{rank}]"
+        if self.run_source is not None:
+            source, prefix = self.run_source
+            return source, f"{prefix + '.' if prefix else ''}{query_id}.{name}[{rank}]"
         return self.source, f"run.{query_id}.{name}[{rank}]"
 
     def run_entry(self, query_id: str) -> RunEntry | None:

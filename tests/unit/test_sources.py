@@ -264,3 +264,19 @@ def test_errors_in_a_run_file_name_the_run_file(tmp_path: Path) -> None:
     status, _, err = cli("validate", str(tmp_path / "gold.yaml"), "--run",
                          str(tmp_path / "none.yaml"))
     assert err == f"pytest-rag: error: {tmp_path / 'none.yaml'}: run file not found\n"
+
+
+def test_an_unknown_chunk_in_a_run_file_names_the_run_file(tmp_path: Path) -> None:
+    """Found only when the token metrics look for its span: still the run file's place."""
+    gold = tmp_path / "gold.yaml"
+    gold.write_text("documents: [{id: d, text: alpha beta gamma}]\n"
+                    "chunks: [{id: a, doc_id: d, start: 0, end: 5}]\n"
+                    "queries: [{id: q1, expected_evidence: [{doc_id: d, start: 0, end: 5}]}]\n",
+                    encoding="utf-8")
+    for text, place in (("q1: {retrieved_ids: [zz]}\n", "q1"),
+                        ("run:\n  q1: {retrieved_ids: [zz]}\n", "run.q1")):
+        run = tmp_path / "run.yaml"
+        run.write_text(text, encoding="utf-8")
+        status, _, err = cli("evaluate", str(gold), "--run", str(run), "--stage", "retrieval")
+        assert (status, err) == (2, f"pytest-rag: error: {run}: {place}.retrieved_ids[0]: "
+                                    "unknown chunk 'zz': token metrics need its span\n")
