@@ -183,7 +183,9 @@ def with_run(dataset: Dataset, path: Path) -> Dataset:
     place = ""
     if path.suffix.lower() in FORMAT_SUFFIXES:
         section = _decode(path, read_text(path))
-        if isinstance(section, dict) and "run" in section:
+        # Wrapped: only "run" (and "format") at the top; else the bare section, whose
+        # keys are query ids (one may be "run").
+        if isinstance(section, dict) and "run" in section and set(section) <= {"run", "format"}:
             place, section = "run", section["run"]
     else:
         wanted = set(known)

@@ -280,3 +280,14 @@ def test_an_unknown_chunk_in_a_run_file_names_the_run_file(tmp_path: Path) -> No
         status, _, err = cli("evaluate", str(gold), "--run", str(run), "--stage", "retrieval")
         assert (status, err) == (2, f"pytest-rag: error: {run}: {place}.retrieved_ids[0]: "
                                     "unknown chunk 'zz': token metrics need its span\n")
+
+
+def test_a_bare_run_section_may_have_a_query_named_run(tmp_path: Path) -> None:
+    gold = tmp_path / "gold.yaml"
+    gold.write_text("queries: [{id: run, relevant: {a: 1}}, {id: q2, relevant: {a: 1}}]\n",
+                    encoding="utf-8")
+    run = tmp_path / "run.yaml"
+    run.write_text("run: {retrieved_ids: [a]}\nq2: {retrieved_ids: [b, a]}\n", encoding="utf-8")
+    dataset = load_dataset(gold, run=run)
+    assert dataset.run["run"].retrieved_ids == ("a",)
+    assert dataset.run["q2"].retrieved_ids == ("b", "a")
