@@ -169,6 +169,8 @@ class FrameworkReader:
         self._chunks: tuple[Chunk, ...] = ()
         #: Chunks of ranked-list objects that are not among the chunks, by id.
         self.discovered: dict[str, Chunk] = {}
+        # A value's match, once per value: resolving a file path asks the file system.
+        self._matches: dict[str, tuple[str | None, list[str]]] = {}
 
     def use_chunks(self, chunks: tuple[Chunk, ...]) -> None:
         """The chunks that objects in ranked lists are matched against (indexed when
@@ -207,6 +209,11 @@ class FrameworkReader:
         """The document ``value`` names, or ``None`` and the ways that were tried."""
         if value in self._documents:
             return value, []
+        if value not in self._matches:
+            self._matches[value] = self._match_file(value)
+        return self._matches[value]
+
+    def _match_file(self, value: str) -> tuple[str | None, list[str]]:
         paths, names = self._path_maps()
         tried = ["as a document id"]
         if not paths:
