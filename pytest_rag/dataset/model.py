@@ -38,6 +38,14 @@ __all__ = [
 ]
 
 
+def _cached(cache: dict[str, Any], key: str, build: Callable[[], _Derived]) -> _Derived:
+    """``cache[key]``, built the first time (the record's ``__dict__``, as
+    :func:`functools.cached_property` does on a frozen dataclass)."""
+    if key not in cache:
+        cache[key] = build()
+    return cast("_Derived", cache[key])
+
+
 def _digest(*parts: str) -> str:
     """16 hex digits of BLAKE2b over ``parts``, separated so that they cannot run together."""
     import hashlib
@@ -97,11 +105,7 @@ class Document:
         its word ids) hangs here, so that evaluating many chunkings of one
         corpus does that work once, and the cache is freed with the document.
         """
-        cache = self.__dict__  # as functools.cached_property does on a frozen dataclass
-        key = "derived:" + name
-        if key not in cache:
-            cache[key] = build(self)
-        return cast("_Derived", cache[key])
+        return _cached(self.__dict__, "derived:" + name, lambda: build(self))
 
 
 @dataclass(frozen=True)
@@ -315,11 +319,7 @@ class Dataset:
         positions, for one), so that the cache is freed with the dataset and a
         modified copy (``dataclasses.replace``) never sees a stale value.
         """
-        cache = self.__dict__  # as functools.cached_property does on a frozen dataclass
-        key = "derived:" + name
-        if key not in cache:
-            cache[key] = build(self)
-        return cast("_Derived", cache[key])
+        return _cached(self.__dict__, "derived:" + name, lambda: build(self))
 
     def corpus_derived(self, name: str, build: Callable[[Dataset], _Derived]) -> _Derived:
         """``build(self)`` for what depends on the documents alone, kept with the corpus.
@@ -330,10 +330,7 @@ class Dataset:
         configured dataset): a sweep of chunkings does the corpus work once.
         It is freed with the last of those datasets.
         """
-        cache = self.__dict__.setdefault(_CORPUS_CACHE, {})
-        if name not in cache:
-            cache[name] = build(self)
-        return cast("_Derived", cache[name])
+        return _cached(self.__dict__.setdefault(_CORPUS_CACHE, {}), name, lambda: build(self))
 
     def share_corpus_cache(self, other: Dataset) -> None:
         """Let this dataset use ``other``'s :meth:`corpus_derived` cache (same documents)."""
