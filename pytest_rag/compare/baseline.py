@@ -226,6 +226,13 @@ class Baseline:
     def entry(self, nodeid: str, stage: str) -> Mapping[str, Any] | None:
         return self.tests.get(nodeid, {}).get(stage)
 
+    def gold_change(self, record: StageRecord) -> GoldChange | None:
+        """How the gold of ``record`` differs from its entry's, or ``None`` when it does
+        not (or either side has no fingerprints): :mod:`pytest_rag.compare.gold`."""
+        entry = self.entry(record.nodeid, record.stage)
+        change = gold_change(entry.get("gold") if entry else None, record)
+        return change if change is not None and change.changed else None
+
     def value(self, nodeid: str, stage: str, key: str) -> float | None:
         entry = self.entry(nodeid, stage)
         if entry is None:
@@ -394,9 +401,7 @@ def compare_record(record: StageRecord, baseline: Baseline, specs: Mapping[str, 
     than two paired queries) is judged by its tolerance alone.
     """
     entry = baseline.entry(record.nodeid, record.stage)
-    change = gold_change(entry.get("gold") if entry else None, record)
-    if change is not None and not change.changed:
-        change = None
+    change = baseline.gold_change(record)
     diffs = []
     for key, current in record.values.items():
         spec = specs.get(f"{record.stage}.{key}")

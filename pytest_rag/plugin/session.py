@@ -161,7 +161,6 @@ class RagSession:
         """Checks, diffs and properties of one test: ``(failure message lines, payload)``;
         no lines when the gate passes."""
         from ..compare.baseline import compare_record
-        from ..compare.gold import gold_change
         from ..compare.records import CheckRecord, StageRecord
 
         latest = state.latest()
@@ -203,9 +202,8 @@ class RagSession:
                 block = self._regression_lines(record, diffs[record.stage])
                 titles.update(block[:1])
                 failures.extend(block)
-                entry = self.baseline.entry(item.nodeid, record.stage)
-                change = gold_change(entry.get("gold") if entry else None, record)
-                if change is not None and change.changed:
+                change = self.baseline.gold_change(record)
+                if change is not None:
                     gold_notes.append(f"  {record.stage}: {change.text()}")
                 if (self.options.strict and not self.options.update
                         and self.baseline.entry(item.nodeid, record.stage) is None):
@@ -416,14 +414,12 @@ class RagSession:
         self._write_baseline(session)
         if not self._scorecard_wanted():
             return  # nothing recorded, nothing asked for: a run that did not use the plugin
-        from ..compare.gold import gold_change
         from ..reports.scorecard import build_scorecard
 
         gold_changes = {}
         if self.baseline is not None and self.options.compare:
             for record in self.records:
-                entry = self.baseline.entry(record.nodeid, record.stage)
-                change = gold_change(entry.get("gold") if entry else None, record)
+                change = self.baseline.gold_change(record)
                 if change is not None:
                     gold_changes[(record.nodeid, record.stage)] = change
         self.scorecard = build_scorecard(self.records, self.checks, self.diffs, self.specs,

@@ -158,8 +158,8 @@ def build_scorecard(records: Iterable[StageRecord], checks: Iterable[CheckRecord
         specs: Mapping[str, MetricSpec], outcomes: Mapping[str, str] | None = None,
         order: Sequence[str] = (), sweep_tests: frozenset[str] | None = None,
         gold_changes: Mapping[tuple[str, str], GoldChange] | None = None) -> Scorecard:
-    """Assemble the scorecard; ``checks``, ``diffs`` and ``gold_changes`` are keyed by
-    ``(nodeid, stage)``.
+    """Assemble the scorecard; ``checks``, ``diffs`` and ``gold_changes`` (the entries
+    whose gold changed) are keyed by ``(nodeid, stage)``.
 
     Entries follow ``order`` (the session's collection order, so parametrized
     variants keep the order they were written in); tests not in it come after,
@@ -181,8 +181,7 @@ def build_scorecard(records: Iterable[StageRecord], checks: Iterable[CheckRecord
         entries.append(ScoreEntry(record.nodeid, record.stage, dict(record.settings), rows,
                                   dict(record.per_query),
                                   (outcomes or {}).get(record.nodeid, "passed"), worse,
-                                  record.gold_json(),
-                                  change if change is not None and change.changed else None))
+                                  record.gold_json(), change))
     return Scorecard(tuple(entries), sweep_tests)
 
 
