@@ -295,8 +295,21 @@ def test_files_still_hold_mappings_only(tmp_path: Path) -> None:
 
 
 def test_no_framework_is_imported() -> None:
-    ChunkEvaluator().evaluate(documents=DOCUMENTS, chunks=langchain())
-    assert not {"langchain_core", "llama_index", "haystack"} & set(sys.modules)
+    """In a fresh interpreter: this process may have imported a framework for another test."""
+    import subprocess
+
+    code = (
+        "import sys\n"
+        "from pytest_rag.stages.chunking import ChunkEvaluator\n"
+        "class Document:\n"
+        "    def __init__(self, text):\n"
+        "        self.page_content, self.metadata, self.id = text, {'start_index': 0}, None\n"
+        "ChunkEvaluator().evaluate(documents=[{'id': 'd', 'text': 'alpha beta'}],\n"
+        "                          chunks=[Document('alpha')])\n"
+        "print(sorted({'langchain_core', 'llama_index', 'haystack'} & set(sys.modules)))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60)
+    assert (done.returncode, done.stdout) == (0, "[]\n"), done.stderr
 
 
 @pytest.mark.parametrize("item", [None, 3, ["a"], True])
