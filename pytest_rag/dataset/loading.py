@@ -176,9 +176,6 @@ def with_run(dataset: Dataset, path: Path) -> Dataset:
     from .sources.lines import read_text
 
     source = str(path)
-    if not path.is_file():
-        raise DatasetError(source, "", "run file not found" if not path.exists()
-                           else "not a run file (a folder or a device)")
     known = [query.id for query in dataset.queries]
     place = ""
     if path.suffix.lower() in FORMAT_SUFFIXES:

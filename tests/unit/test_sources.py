@@ -263,7 +263,9 @@ def test_errors_in_a_run_file_name_the_run_file(tmp_path: Path) -> None:
     assert err == f"pytest-rag: error: {run}: q9: query 'q9' is not in 'queries'\n"
     status, _, err = cli("validate", str(tmp_path / "gold.yaml"), "--run",
                          str(tmp_path / "none.yaml"))
-    assert err == f"pytest-rag: error: {tmp_path / 'none.yaml'}: run file not found\n"
+    assert err == f"pytest-rag: error: {tmp_path / 'none.yaml'}: file not found\n"
+    status, _, err = cli("validate", str(tmp_path / "gold.yaml"), "--run", str(tmp_path))
+    assert err == f"pytest-rag: error: {tmp_path}: is a directory, not a regular file\n"
 
 
 def test_an_unknown_chunk_in_a_run_file_names_the_run_file(tmp_path: Path) -> None:
