@@ -59,5 +59,4 @@ def latency_tolerance(text: str) -> Allowance:
     try:
         return parse_latency_tolerance(text)
     except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error).replace("rag_latency_tolerance: ", "")
-                                         ) from None
+        raise argparse.ArgumentTypeError(str(error)) from None

@@ -152,9 +152,9 @@ def parse_latency_tolerance(text: str) -> Allowance:
     """Parse ini ``rag_latency_tolerance``: ``"100% + 5"``, ``"50%"`` or ``"20"`` (ms)."""
     match = _LATENCY_TOLERANCE.match(text)
     if match is None:
-        raise ValueError(f"rag_latency_tolerance: {text!r}: expected 'PERCENT% + MS', "
+        raise ValueError(f"{text!r}: expected 'PERCENT% + MS', "
                          "'PERCENT%' or 'MS', e.g. '100% + 5'")
-    return _amount(match, f"rag_latency_tolerance: {text}")
+    return _amount(match, text)
 
 
 #: The default for latency: beyond twice the baseline plus 5 ms (see README "Baselines").

@@ -575,3 +575,16 @@ def test_diff_of_the_plugin_files_gives_the_plugin_verdict(
     done = subprocess.run([sys.executable, "-m", "pytest_rag", "diff", BASELINE, "new.json"],
                           cwd=rag_pytester.path, capture_output=True, text=True, timeout=60)
     assert done.returncode == verdict, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    ("fast", "'fast': 'fast' is not a number"),
+    ("5 % +", "'5 % +': expected 'PERCENT% + MS', 'PERCENT%' or 'MS', e.g. '100% + 5'"),
+    ("5 + 2", "'5 + 2': a slack ('+ AMOUNT') goes with a percentage, e.g. '50% + 2'"),
+])
+def test_a_bad_latency_tolerance_is_a_usage_error_naming_it(rag_pytester: pytest.Pytester,
+                                                           value: str, message: str) -> None:
+    write_ini(rag_pytester, f"rag_latency_tolerance = {value}")
+    result = rag_pytester.runpytest("-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert f"ERROR: pytest-rag: ini rag_latency_tolerance: {message}" in result.stderr.lines
