@@ -79,7 +79,7 @@ DATASET_CASES = (
     DatasetCase("malformed-yaml", "queries: [\n",
                 "line 2, column 1: invalid YAML: did not find expected node content"),
     DatasetCase("not-utf8", b'{"queries": "\xff"}',
-                "not UTF-8 text (invalid start byte at byte 13)", name="gold.json"),
+                "is not UTF-8 text (invalid start byte at byte 13)", name="gold.json"),
     DatasetCase("not-a-mapping", "- a\n", "expected a mapping, got a list ['a']"),
     # A "billion laughs" of 600 bytes passed validate, then evaluate ran forever.
     DatasetCase("yaml-alias-amplification", open(
@@ -115,11 +115,11 @@ DATASET_CASES = (
                 f"line 1, column 4: invalid YAML: the tag '!!python/object/apply:os.system' is "
                 f"not allowed {SAFE_LOADER}"),
     DatasetCase("json-over-the-size-limit", MAX_JSON_BYTES + 1,
-                f"file is {MAX_JSON_BYTES + 1} bytes, over the limit of {MAX_JSON_BYTES} bytes "
+                f"is {MAX_JSON_BYTES + 1} bytes, over the limit of {MAX_JSON_BYTES} bytes "
                 "(160 MiB) for JSON (each MiB takes about 10 MiB of memory to load)",
                 name="gold.json"),
     DatasetCase("yaml-over-the-size-limit", MAX_YAML_BYTES + 1,
-                f"file is {MAX_YAML_BYTES + 1} bytes, over the limit of {MAX_YAML_BYTES} bytes "
+                f"is {MAX_YAML_BYTES + 1} bytes, over the limit of {MAX_YAML_BYTES} bytes "
                 "(20 MiB) for YAML (each MiB takes about 82 MiB of memory to load)"),
     # -- strict keys ("### Rules")
     DatasetCase("unknown-key", "querys: []\n", "querys: unknown key (did you mean 'queries'?)"),

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from ..atomic import write_atomically
-from ..dataset.bounded_read import FileTooLarge, NotARegularFile, read_bounded
+from ..dataset.bounded_read import UNREADABLE, read_text
 from ..dataset.json_text import big_integer_place, lone_surrogate_place
-from ..dataset.parser import MAX_FILE_BYTES, size_limit_text
+from ..dataset.parser import MAX_FILE_BYTES
 from ..registry import Direction, MetricSpec
 from .gold import GoldChange, gold_change, mean_over, reads_queries
 from .records import StageRecord
@@ -118,17 +118,11 @@ def read_json_file(path: Path, kind: str, *, missing_hint: str = "",
     """
     where = f"{kind} {str(path)!r}"
     try:
-        text = read_bounded(path, MAX_FILE_BYTES).decode("utf-8")
+        text = read_text(path, MAX_FILE_BYTES)
     except FileNotFoundError:
         raise BaselineError(f"{where} not found{missing_hint}") from None
-    except NotARegularFile as error:
+    except UNREADABLE as error:
         raise BaselineError(f"{where} {error}{corrupt_hint}") from None
-    except FileTooLarge as error:
-        raise BaselineError(f"{where} is {error.size_text()}, over the limit of "
-                            f"{size_limit_text()}{corrupt_hint}") from None
-    except UnicodeDecodeError as error:
-        raise BaselineError(f"{where} is not UTF-8 text ({error.reason} at byte {error.start})"
-                            f"{corrupt_hint}") from None
     except OSError as error:
         raise BaselineError(f"cannot read {where}: {error.strerror or error}") from None
     try:

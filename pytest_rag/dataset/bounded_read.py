@@ -13,7 +13,8 @@ import os
 import stat
 from pathlib import Path
 
-__all__ = ["FileTooLarge", "NotARegularFile", "read_bounded"]
+__all__ = ["UNREADABLE", "FileTooLarge", "NotARegularFile", "NotText", "read_bounded",
+           "read_text"]
 
 _KINDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
           (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
@@ -44,6 +45,40 @@ class FileTooLarge(OSError):
     def size_text(self) -> str:
         """The size for a message: ``"600 bytes"``, or ``"600 bytes or more"``."""
         return f"{self.size} bytes" if self.exact else f"{self.size} bytes or more"
+
+    def __str__(self) -> str:
+        return (f"is {self.size_text()}, over the limit of {self.limit} bytes "
+                f"({self.limit / 2**20:g} MiB)")
+
+
+class NotText(OSError):
+    """The bytes are not UTF-8 text; says where the first bad byte is."""
+
+    def __init__(self, error: UnicodeDecodeError) -> None:
+        super().__init__(f"is not UTF-8 text ({error.reason} at byte {error.start})")
+
+
+#: What :func:`read_text` raises about the file itself; ``str(error)`` says it
+#: (``"is a FIFO (named pipe), not a regular file"``), ready after the file's name.
+UNREADABLE = (NotARegularFile, FileTooLarge, NotText)
+
+
+def read_text(path: Path | str, limit: int, *, bom: bool = False) -> str:
+    """The UTF-8 text of the regular file ``path`` (:func:`read_bounded`); with ``bom``
+    a byte order mark is dropped.
+
+    Raises
+    ------
+    NotARegularFile, FileTooLarge, NotText
+        About the file (:data:`UNREADABLE`).
+    OSError
+        Anything else opening or reading fails with.
+    """
+    data = read_bounded(path, limit)
+    try:
+        return data.decode("utf-8-sig" if bom else "utf-8")
+    except UnicodeDecodeError as error:
+        raise NotText(error) from None
 
 
 def read_bounded(path: Path | str, limit: int) -> bytes:

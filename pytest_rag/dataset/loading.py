@@ -136,7 +136,7 @@ def load_dataset(path: str | os.PathLike[str], *, run: str | os.PathLike[str] | 
         For a missing, unreadable or invalid file, naming the file and the place.
     """
     from .sources import KINDS_TEXT, read_source, source_kind
-    from .sources.lines import read_text
+    from .sources.lines import read_dataset_text
 
     file = Path(path)
     source = str(path)
@@ -155,7 +155,7 @@ def load_dataset(path: str | os.PathLike[str], *, run: str | os.PathLike[str] | 
     # records) and no reference cycle: with the collector on, its repeated
     # full collections walk all of them (a quarter of decoding a large run).
     with collector_paused():
-        raw = (_decode(file, read_text(file)) if kind == "format"
+        raw = (_decode(file, read_dataset_text(file)) if kind == "format"
                else read_source(file, split=split))
         dataset = parse_dataset(raw, source=source,
                                 base_dir=file if kind == "beir" else file.parent,
@@ -173,13 +173,13 @@ def with_run(dataset: Dataset, path: Path) -> Dataset:
 
     from .parser import Parser, check_vector_dimensions
     from .sources import FORMAT_SUFFIXES, trec_run
-    from .sources.lines import read_text
+    from .sources.lines import read_dataset_text
 
     source = str(path)
     known = [query.id for query in dataset.queries]
     place = ""
     if path.suffix.lower() in FORMAT_SUFFIXES:
-        section = _decode(path, read_text(path))
+        section = _decode(path, read_dataset_text(path))
         # Wrapped: only "run" (and "format") at the top; else the bare section, whose
         # keys are query ids (one may be "run").
         if isinstance(section, dict) and "run" in section and set(section) <= {"run", "format"}:

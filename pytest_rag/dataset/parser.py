@@ -24,7 +24,7 @@ from typing import Any, Final, NoReturn, SupportsInt, cast
 from ..errors import DatasetError, did_you_mean
 from ..registry import REGISTRY, STAGES
 from ..text.locate import locate
-from .bounded_read import FileTooLarge, NotARegularFile, read_bounded
+from .bounded_read import UNREADABLE, NotARegularFile, read_text
 from .frameworks import FrameworkReader
 from .model import (
     Chunk, Claim, Dataset, Document, EvidenceSpan, Params, Query, RunEntry, Vectors, new_chunks,
@@ -70,13 +70,6 @@ MAX_YAML_BYTES = 20 * 1024 * 1024
 #: The deepest nesting of mappings and lists a free-form value (metadata) may
 #: have; deeper values would exhaust Python's recursion in comparisons.
 MAX_NESTING = 100
-
-
-def size_limit_text(limit: int | None = None) -> str:
-    """A size limit for a message, :data:`MAX_FILE_BYTES` by default (read at call
-    time: tests may lower it)."""
-    limit = MAX_FILE_BYTES if limit is None else limit
-    return f"{limit} bytes ({limit / 2**20:g} MiB)"
 
 
 #: Bytes of memory per byte of file while a dataset loads, measured (README "Reliability").
@@ -444,21 +437,15 @@ class Parser:
                                  "rag_allow_outside_paths)")
         try:
             # Bytes, then decode: no newline translation, offsets refer to the exact text.
-            return read_bounded(path, MAX_FILE_BYTES).decode("utf-8"), str(path)
+            return read_text(path, MAX_FILE_BYTES), str(path)
         except NotARegularFile as error:
             if error.kind == "a directory":
                 self.fail(place, f"document file {name!r} is a directory ({str(path)!r})")
             self.fail(place, f"document file {name!r} {error} ({str(path)!r})")
-        except FileTooLarge as error:
-            self.fail(place, f"document file {name!r} is {error.size_text()}, over the "
-                             f"limit of {size_limit_text()}")
+        except UNREADABLE as error:
+            self.fail(place, f"document file {name!r} {error}")
         except (FileNotFoundError, NotADirectoryError):
             self.fail(place, f"document file {name!r} not found (looked at {str(path)!r})")
-        except UnicodeDecodeError as error:
-            self.fail(place, f"document file {name!r} is not UTF-8 text ({error.reason} "
-                             f"at byte {error.start})")
-        except IsADirectoryError:
-            self.fail(place, f"document file {name!r} is a directory ({str(path)!r})")
         except OSError as error:
             self.fail(place, f"cannot read document file {name!r}: {error.strerror or error}")
 

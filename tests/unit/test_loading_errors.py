@@ -461,7 +461,7 @@ def test_unknown_extension(tmp_path: Path, name: str) -> None:
 def test_dataset_file_must_be_utf8(tmp_path: Path) -> None:
     path = tmp_path / "gold.yaml"
     path.write_bytes(b"queries:\n  - id: caf\xe9\n")
-    assert load_error(path) == f"{path}: not UTF-8 text (invalid continuation byte at byte 20)"
+    assert load_error(path) == f"{path}: is not UTF-8 text (invalid continuation byte at byte 20)"
 
 
 def test_empty_json_file_is_invalid_json(tmp_path: Path) -> None:

@@ -8,13 +8,13 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import DatasetError
-from ..bounded_read import FileTooLarge, NotARegularFile, read_bounded
-from ..parser import MEMORY_PER_BYTE, dataset_kind, dataset_limit, size_limit_text
+from ..bounded_read import UNREADABLE, FileTooLarge, read_text
+from ..parser import MEMORY_PER_BYTE, dataset_kind, dataset_limit
 
-__all__ = ["json_lines", "numbered_lines", "read_text"]
+__all__ = ["json_lines", "numbered_lines", "read_dataset_text"]
 
 
-def read_text(path: Path) -> str:
+def read_dataset_text(path: Path) -> str:
     """The UTF-8 text of ``path`` (a byte order mark is dropped), a dataset file or a file
     of another tool, within its size limit (:func:`~pytest_rag.dataset.parser.dataset_limit`).
 
@@ -24,29 +24,24 @@ def read_text(path: Path) -> str:
         Naming the file: missing, not a regular file, too large, not UTF-8.
     """
     source = str(path)
-    limit = dataset_limit(path)
     try:
-        return read_bounded(path, limit).decode("utf-8-sig")
+        return read_text(path, dataset_limit(path), bom=True)
     except (FileNotFoundError, NotADirectoryError):
         raise DatasetError(source, "", "file not found") from None
-    except NotARegularFile as error:
-        raise DatasetError(source, "", str(error)) from None
     except FileTooLarge as error:
         kind = dataset_kind(path)
-        raise DatasetError(source, "", f"file is {error.size_text()}, over the limit of "
-                                       f"{size_limit_text(limit)} for {kind} (each MiB takes "
-                                       f"about {MEMORY_PER_BYTE[kind]} MiB of memory to load)"
+        raise DatasetError(source, "", f"{error} for {kind} (each MiB takes about "
+                                       f"{MEMORY_PER_BYTE[kind]} MiB of memory to load)"
                            ) from None
-    except UnicodeDecodeError as error:
-        raise DatasetError(source, "", f"not UTF-8 text ({error.reason} at byte {error.start})"
-                           ) from None
+    except UNREADABLE as error:
+        raise DatasetError(source, "", str(error)) from None
     except OSError as error:
         raise DatasetError(source, "", f"cannot read: {error.strerror or error}") from None
 
 
 def numbered_lines(path: Path) -> Iterator[tuple[int, str]]:
     """``(line number from 1, line without its end)`` of every line that is not blank."""
-    for number, line in enumerate(read_text(path).splitlines(), start=1):
+    for number, line in enumerate(read_dataset_text(path).splitlines(), start=1):
         if line.strip():
             yield number, line
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import DatasetError
-from .lines import json_lines, read_text
+from .lines import json_lines, read_dataset_text
 
 __all__ = ["context_id", "ragas_dataset"]
 
@@ -46,7 +46,7 @@ def context_id(text: str) -> str:
 def _rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
     """``(place, row)`` of every row: ``line N`` of JSON Lines, ``row N`` of CSV."""
     if path.suffix.lower() == ".csv":
-        reader = csv.DictReader(io.StringIO(read_text(path), newline=""))
+        reader = csv.DictReader(io.StringIO(read_dataset_text(path), newline=""))
         for index, row in enumerate(reader, start=1):
             yield f"row {index} (line {reader.line_num})", dict(row)
         return
