@@ -53,7 +53,7 @@ def source_kind(path: Path) -> str | None:
     return None
 
 
-def read_source(path: Path, *, split: str = "test", relevance_level: int = 1) -> dict[str, Any]:
+def read_source(path: Path, *, split: str = "test") -> dict[str, Any]:
     """FORMAT v1 data of a BEIR folder, a ragas file or TREC qrels (not of a
     ``.json``/``.yaml`` dataset file, which :func:`~pytest_rag.load_dataset` reads)."""
     kind = source_kind(path)
@@ -62,7 +62,7 @@ def read_source(path: Path, *, split: str = "test", relevance_level: int = 1) ->
     if kind == "ragas":
         return ragas_dataset(path)
     if kind == "trec":
-        return trec_dataset(path, relevance_level=relevance_level)
+        return trec_dataset(path)
     raise DatasetError(str(path), "", f"not a source to convert: expected {KINDS_TEXT}")
 
 
