@@ -258,6 +258,7 @@ class Baseline:
                                 "tolerance": allowance.amount, "relative": allowance.relative}
                 if allowance.slack:
                     metrics[key]["slack"] = allowance.slack
+            gold = record.gold_json()
             tests.setdefault(record.nodeid, {})[record.stage] = {
                 "metrics": metrics,
                 # Not-measured queries are left out: absent reads as None.
@@ -265,7 +266,7 @@ class Baseline:
                                     if value is not None}
                               for key, values in record.per_query.items()},
                 "settings": dict(record.settings),
-                **({"gold": record.gold_json()} if record.gold_json() else {}),
+                **({"gold": gold} if gold else {}),
             }
         return Baseline(tests)
 

@@ -98,8 +98,9 @@ class StageRecord:
                 "settings": dict(self.settings), "missing": dict(self.missing)}
         if self.details:
             data["details"] = dict(self.details)
-        if self.gold_json():
-            data["gold"] = self.gold_json()
+        gold = self.gold_json()
+        if gold:
+            data["gold"] = gold
         return data
 
     @classmethod
