@@ -416,9 +416,13 @@ def _blocks(docs: Sequence[int], sizes: Sequence[int]) -> list[list[int]]:
 
 
 def _pair_counts(left_keys: _IntArray, right_keys: _IntArray) -> _IntArray:
-    """Keys present in both lists (each list without repeats): the sorted shared keys."""
+    """Keys present in both lists (each list without repeats): the sorted shared keys.
+
+    Each list is usually sorted already (chunks in document order), and a
+    stable sort (timsort for 64-bit keys) then merges the two runs in linear time.
+    """
     both = np.concatenate([left_keys, right_keys])
-    both.sort()
+    both.sort(kind="stable")
     shared: _IntArray = both[1:][both[1:] == both[:-1]]
     return shared
 
@@ -586,6 +590,8 @@ def _block_metrics(word: _IntArray, sentence_rank: _IntArray, lo: _IntArray, hi:
     clarity = 1.0 - _neighbour_jaccard(tail_keys, head_keys, as_left, as_right, span,
                                        count_pairs, tail_words[left], head_words[right])
     cohesion = _cohesion(keys, chunk_word, first_of_word, pieces, span, parts)
+    if cohesion is None:
+        return None
     return cohesion, clarity, stickiness
 
 
@@ -617,46 +623,61 @@ def _neighbour_jaccard(left_keys: _IntArray, right_keys: _IntArray, as_left: _In
 
 
 def _cohesion(keys: _IntArray, chunk_word: _IntArray, first_of_word: npt.NDArray[np.bool_],
-              pieces: _IntArray, span: int, parts: int) -> npt.NDArray[np.float64]:
+              pieces: _IntArray, span: int, parts: int) -> npt.NDArray[np.float64] | None:
     """Mean Jaccard of all pairs of sentence parts, for each chunk with at least two.
 
     ``keys`` are the sorted distinct ``(chunk * span + word) * parts + part``:
     a run of equal ``chunk_word`` is the parts of one chunk that hold one word,
-    in ascending order, and every two of them share that word.
+    in ascending order, and every two of them share that word.  Each pair
+    ``(a, b)`` of parts of chunk ``c`` is the key ``(c * width + a) * width + b``
+    (``width`` a power of two, so that splitting a key is shifts and masks, and
+    32-bit where the keys fit); sorted, the runs of equal keys count the
+    shared words, and the pairs of a chunk come in ``(a, b)`` order.  ``None``
+    when those keys would not fit an int64.
     """
+    n = pieces.shape[0]
     multi = np.flatnonzero(pieces >= 2)
     if multi.shape[0] == 0:
         return np.zeros(0, dtype=np.float64)
+    bits = (int(pieces.max()) - 1).bit_length()
+    if n << (2 * bits) >= 2**62:
+        return None
+    dtype = np.int32 if n << (2 * bits) < 2**31 else np.int64
     chunk = _divide(chunk_word, span)
     keep = pieces[chunk] >= 2
-    chunk, piece, first_of_word = chunk[keep], _remainder(keys, parts)[keep], first_of_word[keep]
-    part_base = _group_starts(pieces)
-    part = part_base[chunk] + piece
-    part_words = np.bincount(part, minlength=int(pieces.sum())).astype(np.float64)
-    group = np.cumsum(first_of_word) - 1
-    group_size = np.bincount(group)
-    later = group_size[group] - 1 - (np.arange(group.shape[0]) - _group_starts(group_size)[group])
-    first, step = _expand(np.zeros(group.shape[0], dtype=np.int64), later)
-    # Every pair (a, b) of parts of one chunk, once per word they share: count them.
-    owner = chunk[first]
-    width = pieces[owner]
-    pair_base = _group_starts(pieces * pieces)
-    pair_key = np.sort(pair_base[owner] + piece[first] * width + piece[first + 1 + step])
+    chunk, first_of_word = chunk[keep], first_of_word[keep]
+    part = (chunk << bits) + _remainder(keys[keep], parts)  # chunk * width + part
+    part_words = np.bincount(part, minlength=n << bits).astype(np.float64)
+    # Only the words held by two parts or more of a chunk make pairs.
+    group_start = np.flatnonzero(first_of_word)
+    group_size = np.diff(np.append(group_start, first_of_word.shape[0]))
+    shared_by = group_size >= 2
+    group_start, group_size = group_start[shared_by], group_size[shared_by]
+    member = _ranges(group_start, group_size)  # the parts of those words, group after group
+    member_part = part[member].astype(dtype)
+    # Each member pairs with the members after it in its group.
+    rank = np.arange(member.shape[0], dtype=np.int64) - np.repeat(_group_starts(group_size),
+                                                                  group_size)
+    later = np.repeat(group_size, group_size) - 1 - rank
+    second = np.arange(int(later.sum()), dtype=np.int64) - np.repeat(
+        _group_starts(later) - np.arange(member.shape[0], dtype=np.int64) - 1, later)
+    # (chunk * width + a) * width + b  ==  ((chunk * width + a) << bits) + (part_b - chunk * width)
+    low_mask = dtype((1 << bits) - 1)
+    pair_key = np.repeat(member_part << dtype(bits), later) + (member_part[second] & low_mask)
+    pair_key.sort()
     if pair_key.shape[0]:
         new = np.empty(pair_key.shape[0], dtype=bool)
         new[0] = True
         np.not_equal(pair_key[1:], pair_key[:-1], out=new[1:])
         starts = np.flatnonzero(new)
-        shared = pair_key[starts]
+        shared = pair_key[starts].astype(np.int64)
         inter = np.diff(np.append(starts, pair_key.shape[0])).astype(np.float64)
     else:
-        shared, inter = pair_key, np.zeros(0, dtype=np.float64)
-    # The pair's chunk: the last one whose pair numbers start at or before it.
-    pair_chunk = np.searchsorted(pair_base, shared, side="right") - 1
-    local = shared - pair_base[pair_chunk]
-    first_part = part_base[pair_chunk] + local // pieces[pair_chunk]
-    second_part = part_base[pair_chunk] + local % pieces[pair_chunk]
+        shared, inter = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+    first_part = shared >> bits
+    second_part = ((first_part >> bits) << bits) + (shared & ((1 << bits) - 1))
     jaccard = _jaccard(inter, part_words[first_part], part_words[second_part])
-    sums = np.bincount(pair_chunk, weights=jaccard, minlength=pieces.shape[0])
+    sums = np.bincount(shared >> (2 * bits), weights=jaccard, minlength=n)
     counted = pieces[multi].astype(np.float64)
-    return sums[multi] / (counted * (counted - 1) / 2)
+    result: npt.NDArray[np.float64] = sums[multi] / (counted * (counted - 1) / 2)
+    return result
