@@ -9,6 +9,7 @@ argument: ``retrieved_ids['q1'][2]: expected a string, got a number 7``.
 from __future__ import annotations
 
 import dataclasses
+import operator
 from collections.abc import Mapping
 from itertools import chain
 from typing import Any, Final, TypeVar
@@ -282,10 +283,15 @@ def resolve_inputs(dataset: Dataset | None, inputs: Mapping[str, Any],
                 parser.fail("chunk_vectors", f"has {dim} dimensions, the dataset's query "
                                              f"vector of {query_id!r} has "
                                              f"{entry.query_vector.shape[0]}")
+    # The base's own tuple when no query changed, so that what is derived from
+    # the queries (evidence positions) is known to be the same.
+    same_queries = (len(queries) == len(base.queries)
+                    and all(map(operator.is_, queries, base.queries)))
     resolved = dataclasses.replace(
         base, source=base.source if dataset is not None else SOURCE,
         documents=documents, chunks=parser.with_discovered(chunks), expected_chunks=expected_chunks,
-        expected_metadata=expected_metadata, vectors=vectors, queries=tuple(queries), run=run,
+        expected_metadata=expected_metadata, vectors=vectors,
+        queries=base.queries if same_queries else tuple(queries), run=run,
         argument_inputs=base.argument_inputs | frozenset(given),
     )
     if dataset is not None and documents is base.documents:

@@ -332,6 +332,20 @@ class Dataset:
         """
         return _cached(self.__dict__.setdefault(_CORPUS_CACHE, {}), name, lambda: build(self))
 
+    def gold_derived(self, name: str, build: Callable[[Dataset], _Derived]) -> _Derived:
+        """``build(self)`` for what depends on the documents and the queries alone.
+
+        Kept with the corpus (:meth:`corpus_derived`) for the last tuple of
+        queries it was built for, compared by identity (the tuple is held, so
+        its identity cannot be reused): the evaluations of a sweep of chunkings
+        over one configured dataset place its gold evidence once.
+        """
+        cache = self.__dict__.setdefault(_CORPUS_CACHE, {})
+        entry = cache.get("gold:" + name)
+        if entry is None or entry[0] is not self.queries:
+            entry = cache["gold:" + name] = (self.queries, build(self))
+        return cast("_Derived", entry[1])
+
     def share_corpus_cache(self, other: Dataset) -> None:
         """Let this dataset use ``other``'s :meth:`corpus_derived` cache (same documents)."""
         if other.documents is not self.documents:

@@ -76,14 +76,26 @@ def build_positions(dataset: Dataset) -> Positions:
                         count=len(dataset.documents))
     base = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(sizes)])
     chunk_lo, chunk_hi, chunk_doc = intervals_of(dataset, doc_index, base, dataset.chunks)
+    # The gold side depends on the documents and queries alone: a sweep of
+    # chunkings places the evidence once.
+    evidence = dataset.gold_derived("evidence_positions",
+                                    lambda _: _evidence_intervals(dataset, doc_index, base))
+    return Positions(doc_index, base, chunk_lo, chunk_hi, chunk_doc, *evidence)
+
+
+def _evidence_intervals(dataset: Dataset, doc_index: dict[str, int], base: _IntArray
+                        ) -> tuple[_IntArray, _IntArray, _IntArray]:
+    """``(lo, hi, query)`` of every gold span of every query."""
     spans: list[EvidenceSpan] = []
     owners: list[int] = []
     for index, query in enumerate(dataset.queries):
         spans.extend(query.expected_evidence)
         owners.extend([index] * len(query.expected_evidence))
     evidence_lo, evidence_hi, _ = intervals_of(dataset, doc_index, base, spans)
-    return Positions(doc_index, base, chunk_lo, chunk_hi, chunk_doc, evidence_lo, evidence_hi,
-                     np.asarray(owners, dtype=np.int64))
+    owner = np.asarray(owners, dtype=np.int64)
+    for array in (evidence_lo, evidence_hi, owner):
+        array.setflags(write=False)
+    return evidence_lo, evidence_hi, owner
 
 
 def positions_of(dataset: Dataset) -> Positions:

@@ -448,3 +448,23 @@ def test_every_input_refuses_odd_values_cleanly(name: str) -> None:
                     resolve_inputs(dataset, {name: shaped})
                 except DatasetError as error:
                     assert str(error).startswith("<arguments>: ")
+
+
+def test_evidence_positions_follow_the_queries_of_each_dataset(gold: Dataset) -> None:
+    """Datasets made from one configured dataset share its evidence positions while
+    their queries are the dataset's own; new gold evidence is placed afresh."""
+    from pytest_rag.kernels.positions import positions_of
+
+    chunks = [{"id": "c0", "doc_id": "d", "start": 0, "end": 37}]
+    first = resolve_inputs(gold, {"chunks": chunks})
+    second = resolve_inputs(gold, {"chunks": chunks[:1] + [
+        {"id": "c1", "doc_id": "d", "start": 38, "end": 53}]})
+    assert first.queries is gold.queries and second.queries is gold.queries
+    assert positions_of(first).evidence_lo is positions_of(second).evidence_lo
+    moved = resolve_inputs(gold, {"chunks": chunks,
+                                  "expected_evidence": {"q1": [{"doc_id": "d", "start": 38,
+                                                                "end": 53}]}})
+    assert moved.queries is not gold.queries
+    assert positions_of(moved).evidence_lo.tolist() == [6]  # "eta": the 7th token
+    assert positions_of(first).evidence_lo.tolist() == [3]  # "delta", placed before
+    assert positions_of(resolve_inputs(gold, {"chunks": chunks})).evidence_lo.tolist() == [3]
