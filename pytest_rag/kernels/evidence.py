@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import chain, repeat
 
 import numpy as np
 import numpy.typing as npt
@@ -73,8 +74,8 @@ def list_overlap(dataset: Dataset, queries: Sequence[int], lists: Sequence[Seque
     index = dataset.chunk_index
     slots = len(queries)
     lengths = np.fromiter((len(ids) for ids in lists), dtype=np.int64, count=slots)
-    flat_ids = [chunk_id for ids in lists for chunk_id in ids]
-    rows = [index.get(chunk_id, -1) for chunk_id in flat_ids]
+    flat_ids = list(chain.from_iterable(lists))
+    rows = list(map(index.get, flat_ids, repeat(-1, len(flat_ids))))
     entry_slot = np.repeat(np.arange(slots, dtype=np.int64), lengths)
     entry_rank = np.arange(len(flat_ids), dtype=np.int64) - np.repeat(np.cumsum(lengths) - lengths, lengths)
     chunk_rows = np.asarray(rows, dtype=np.int64)

@@ -132,12 +132,12 @@ def relevance_from_evidence(dataset: Dataset) -> Dataset:
     starts = [0, *bounds.tolist()]
     stops = [*bounds.tolist(), int(key.shape[0])]
     owners = owner[starts].tolist()
-    chunk_list = chunk.tolist()
+    chunk_ids = list(map(ids.__getitem__, chunk.tolist()))
     best_list = best.tolist()
     for index, lo, hi in zip(owners, starts, stops):
-        relevant = {ids[row]: grade for row, grade in zip(chunk_list[lo:hi], best_list[lo:hi])}
         # The record with one field changed, without replace()'s field loop.
-        derived[index] = assemble(Query, {**vars(queries[index]), "relevant": relevant,
+        derived[index] = assemble(Query, {**vars(queries[index]),
+                                          "relevant": dict(zip(chunk_ids[lo:hi], best_list[lo:hi])),
                                           "relevant_from_evidence": True})
     result = dataclasses.replace(dataset, queries=tuple(derived))
     for name in _KEPT_CACHES:  # chunks, documents and evidence are unchanged
