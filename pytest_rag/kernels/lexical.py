@@ -190,11 +190,17 @@ def _range_ids(low: npt.NDArray[np.uint32], starts: _IntArray, ends: _IntArray,
     prefix = np.zeros(values.shape[0] + 1, dtype=np.uint64)
     np.cumsum(values, out=prefix[1:])
     hashes = (prefix[ends] - prefix[starts]) * inverse[starts]
-    # The id of a range is the rank of its hash among the distinct hashes; one
+    # The id of a range is the rank of its hash among the distinct hashes (from
+    # one argsort: a binary search per range is several times slower); one
     # range of each id is the one every other range of the id is checked against.
-    distinct = _unique_sorted(hashes)
-    ids = np.searchsorted(distinct, hashes)
-    first = np.empty(distinct.shape[0], dtype=np.int64)
+    order = np.argsort(hashes)
+    ordered = hashes[order]
+    new = np.empty(count, dtype=np.int64)
+    new[0] = 0
+    np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+    ids = np.empty(count, dtype=np.int64)
+    ids[order] = np.cumsum(new)
+    first = np.empty(int(new.sum()) + 1, dtype=np.int64)
     first[ids] = np.arange(count, dtype=np.int64)
     first_of = first[ids]
     lengths = ends - starts
@@ -246,8 +252,9 @@ class _DocumentWords:
     vocabulary_starts: _IntArray
 
 
-def _document_words(document: Document) -> _DocumentWords:
-    """The :class:`_DocumentWords` of a document (tokens, ids, sentences, in one pass)."""
+def _document_words(document: Document, powers: tuple[_U64, _U64]) -> _DocumentWords:
+    """The :class:`_DocumentWords` of a document (tokens, ids, sentences, in one pass);
+    ``powers`` are those of the hash (longer ones are made should they be too short)."""
     text, table = document.text, document.tokens
     codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
     lower, special, space = _code_tables(codes)
@@ -258,9 +265,7 @@ def _document_words(document: Document) -> _DocumentWords:
     change[1:] = sentence[1:] != sentence[:-1]
     sentence_rank = np.cumsum(change)
     low, range_starts, range_ends = _lowercase(text, codes, lower, special, starts, ends)
-    size = low.shape[0] + 1
-    word, count = _range_ids(low, range_starts, range_ends,
-                             (_powers(size, _BASE), _powers(size, _INVERSE)))
+    word, count = _range_ids(low, range_starts, range_ends, powers)
     first = np.empty(count, dtype=np.int64)
     first[word[::-1]] = np.arange(word.shape[0] - 1, -1, -1, dtype=np.int64)
     lengths = range_ends[first] - range_starts[first]
@@ -312,7 +317,10 @@ def _block_words(documents: Sequence[Document], block: Sequence[int]) -> _BlockW
     """The :class:`_BlockWords` of the documents ``block``: each document's own word
     ids (:func:`_document_words`, kept with the document) joined into the block's
     by hashing only the documents' distinct words."""
-    found = [documents[doc].derived("lexical_words", _document_words) for doc in block]
+    longest = max((len(documents[doc].text) for doc in block), default=0) + 1
+    powers = (_powers(longest, _BASE), _powers(longest, _INVERSE))  # shared by the block
+    found = [documents[doc].derived("lexical_words", lambda document: _document_words(
+        document, powers)) for doc in block]
     tables = [documents[doc].tokens for doc in block]
     empty = np.zeros(0, dtype=np.int64)
     char_base = _group_starts(np.fromiter((item.low.shape[0] for item in found),
@@ -332,8 +340,7 @@ def _block_words(documents: Sequence[Document], block: Sequence[int]) -> _BlockW
                              for item, base in zip(found, code_base)]) if found else empty
     ends = np.concatenate([item.vocabulary_starts[1:] + base
                            for item, base in zip(found, code_base)]) if found else empty
-    size = codes.shape[0] + 1
-    ids, count = _range_ids(codes, starts, ends, (_powers(size, _BASE), _powers(size, _INVERSE)))
+    ids, count = _range_ids(codes, starts, ends, powers)
     word = np.concatenate([ids[base:base + size][item.word] for item, base, size in
                            zip(found, _group_starts(sizes).tolist(), sizes.tolist())]
                           ) if found else empty

@@ -127,9 +127,9 @@ def test_chunkings_of_one_corpus_hash_each_document_once(monkeypatch: pytest.Mon
     calls: list[str] = []
     original = lexical._document_words
 
-    def counted(document: object) -> object:
+    def counted(document: object, powers: object) -> object:
         calls.append(document.id)  # type: ignore[attr-defined]
-        return original(document)  # type: ignore[arg-type]
+        return original(document, powers)  # type: ignore[arg-type]
 
     monkeypatch.setattr(lexical, "_document_words", counted)
     corpus = _dataset(seed)
