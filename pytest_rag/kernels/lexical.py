@@ -556,9 +556,9 @@ def _block_metrics(word: _IntArray, sentence_rank: _IntArray, lo: _IntArray, hi:
     offsets = _group_starts(sizes)
     occurrence[offsets[heads]] = head_word
     occurrence[offsets[tails] + sizes[tails] - 1] = tail_word
-    rank = np.arange(owner.shape[0], dtype=np.int64) - offsets[owner]
-    piece = sentence_rank[position] - sentence_rank[lo[owner]]  # sentence part in the chunk
     nonempty = sizes > 0
+    piece = sentence_rank[position]
+    piece -= np.repeat(sentence_rank[lo[nonempty]], sizes[nonempty])  # the part in the chunk
     pieces = np.zeros(n, dtype=np.int64)
     pieces[nonempty] = sentence_rank[hi[nonempty] - 1] - sentence_rank[lo[nonempty]] + 1
     most = max(int(pieces.max(initial=0)), 1)
@@ -570,8 +570,9 @@ def _block_metrics(word: _IntArray, sentence_rank: _IntArray, lo: _IntArray, hi:
         span, parts = max(vocabulary, 1), most
         if n * span * parts >= 2**62:
             return None
+    token_key = owner * span + occurrence  # (chunk, word) of every token
     # One sort gives the distinct (chunk, word, part) keys, grouped by (chunk, word).
-    keys = _unique_sorted((owner * span + occurrence) * parts + piece)
+    keys = _unique_sorted(token_key * parts + piece)
     chunk_word = _divide(keys, parts)
     first_of_word = np.empty(keys.shape[0], dtype=bool)
     if keys.shape[0]:
@@ -590,8 +591,8 @@ def _block_metrics(word: _IntArray, sentence_rank: _IntArray, lo: _IntArray, hi:
     stickiness = _side_overlap(chunk_keys, key_chunk, as_left, as_right, span, count_pairs,
                                chunk_words[left], chunk_words[right])
     edge = np.minimum(EDGE_TOKENS, sizes)
-    tail_keys = _unique_sorted((owner * span + occurrence)[rank >= (sizes - edge)[owner]])
-    head_keys = _unique_sorted((owner * span + occurrence)[rank < edge[owner]])
+    tail_keys = _unique_sorted(token_key[_ranges(offsets + sizes - edge, edge)])
+    head_keys = _unique_sorted(token_key[_ranges(offsets, edge)])
     tail_words = np.bincount(_divide(tail_keys, span), minlength=n).astype(np.float64)
     head_words = np.bincount(_divide(head_keys, span), minlength=n).astype(np.float64)
     clarity = 1.0 - _neighbour_jaccard(tail_keys, head_keys, as_left, as_right, span,
@@ -651,9 +652,10 @@ def _cohesion(keys: _IntArray, chunk_word: _IntArray, first_of_word: npt.NDArray
         return None
     dtype = np.int32 if n << (2 * bits) < 2**31 else np.int64
     chunk = _divide(chunk_word, span)
-    keep = pieces[chunk] >= 2
-    chunk, first_of_word = chunk[keep], first_of_word[keep]
-    part = (chunk << bits) + _remainder(keys[keep], parts)  # chunk * width + part
+    if multi.shape[0] < n:  # the chunks of one part make no pair
+        keep = pieces[chunk] >= 2
+        chunk, first_of_word, keys = chunk[keep], first_of_word[keep], keys[keep]
+    part = (chunk << bits) + _remainder(keys, parts)  # chunk * width + part
     part_words = np.bincount(part, minlength=n << bits).astype(np.float64)
     # Only the words held by two parts or more of a chunk make pairs.
     group_start = np.flatnonzero(first_of_word)
