@@ -52,6 +52,8 @@ _BASE: int = 0x9E3779B97F4A7C15
 _INVERSE: int = pow(_BASE, -1, 1 << 64)
 #: Capital sigma: its lowercase depends on the letters around it.
 _SIGMA: Final = 0x3A3
+#: Integer keys below this are 32-bit (half the memory traffic, faster sorts).
+_KEYS_32: int = 2**31
 
 _IntArray = npt.NDArray[np.int64]
 _Key = TypeVar("_Key", np.int64, np.uint64)
@@ -570,9 +572,16 @@ def _block_metrics(word: _IntArray, sentence_rank: _IntArray, lo: _IntArray, hi:
         span, parts = max(vocabulary, 1), most
         if n * span * parts >= 2**62:
             return None
-    token_key = owner * span + occurrence  # (chunk, word) of every token
+    # 32-bit keys where they fit (a block is about a million characters, so
+    # they mostly do): half the memory traffic, and sorts several times faster.
+    key_type = np.int32 if n * span * parts < _KEYS_32 else np.int64
+    token_key = owner.astype(key_type)  # (chunk, word) of every token
+    token_key *= span
+    token_key += occurrence
     # One sort gives the distinct (chunk, word, part) keys, grouped by (chunk, word).
-    keys = _unique_sorted(token_key * parts + piece)
+    keys = token_key * parts
+    keys += piece
+    keys = _unique_sorted(keys)
     chunk_word = _divide(keys, parts)
     first_of_word = np.empty(keys.shape[0], dtype=bool)
     if keys.shape[0]:
@@ -582,8 +591,8 @@ def _block_metrics(word: _IntArray, sentence_rank: _IntArray, lo: _IntArray, hi:
 
     # Stickiness and clarity: the distinct words of each side of each neighbour pair.
     count_pairs = left.shape[0]
-    as_left = np.full(n, -1, dtype=np.int64)
-    as_right = np.full(n, -1, dtype=np.int64)
+    as_left = np.full(n, -1, dtype=key_type)
+    as_right = np.full(n, -1, dtype=key_type)
     as_left[left] = np.arange(count_pairs)
     as_right[right] = np.arange(count_pairs)
     key_chunk = _divide(chunk_keys, span)
@@ -650,7 +659,7 @@ def _cohesion(keys: _IntArray, chunk_word: _IntArray, first_of_word: npt.NDArray
     bits = (int(pieces.max()) - 1).bit_length()
     if n << (2 * bits) >= 2**62:
         return None
-    dtype = np.int32 if n << (2 * bits) < 2**31 else np.int64
+    dtype = np.int32 if n << (2 * bits) < _KEYS_32 else np.int64
     chunk = _divide(chunk_word, span)
     if multi.shape[0] < n:  # the chunks of one part make no pair
         keep = pieces[chunk] >= 2

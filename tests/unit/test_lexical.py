@@ -177,3 +177,14 @@ def test_key_splitting_by_shift_or_division(divisor: int) -> None:
     values = np.array([0, 1, 7, 8, 9, 1 << 40, (1 << 61) + 5], dtype=np.int64)
     assert (lexical._divide(values, divisor) == values // divisor).all()
     assert (lexical._remainder(values, divisor) == values % divisor).all()
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_32_and_64_bit_keys_give_the_same_values(monkeypatch: pytest.MonkeyPatch,
+                                                 seed: int) -> None:
+    """Keys are 32-bit where they fit; forced to 64 bits, every value is the same."""
+    narrow, _ = _both(_dataset(seed))
+    monkeypatch.setattr(lexical, "_KEYS_32", 0)
+    wide, old = _both(_dataset(seed))
+    assert narrow == wide
+    _close(wide, old)
