@@ -10,7 +10,7 @@ query's intervals by ``slot * line_length``, so one sort serves all queries.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from itertools import chain, repeat
 
@@ -61,7 +61,7 @@ def evidence_query_indices(dataset: Dataset) -> npt.NDArray[np.bool_]:
     return has
 
 
-def list_overlap(dataset: Dataset, queries: Sequence[int], lists: Sequence[Sequence[str]],
+def list_overlap(dataset: Dataset, queries: Sequence[int], lists: Sequence[Collection[str]],
                  field: str) -> ListOverlap:
     """Overlap of ``lists[slot]`` (chunk ids of query ``queries[slot]``) with its gold.
 

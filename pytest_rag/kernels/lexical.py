@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final, TypeVar
+from typing import Any, Final, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -56,7 +56,9 @@ _SIGMA: Final = 0x3A3
 _KEYS_32: int = 2**31
 
 _IntArray = npt.NDArray[np.int64]
-_Key = TypeVar("_Key", np.int64, np.uint64)
+_Key = TypeVar("_Key", bound=np.integer[Any])
+#: Integer keys, 32 or 64-bit (see ``_KEYS_32``).
+_Keys = npt.NDArray[np.signedinteger[Any]]
 _U64 = npt.NDArray[np.uint64]
 
 
@@ -424,7 +426,7 @@ def _blocks(docs: Sequence[int], sizes: Sequence[int]) -> list[list[int]]:
     return blocks
 
 
-def _pair_counts(left_keys: _IntArray, right_keys: _IntArray) -> _IntArray:
+def _pair_counts(left_keys: _Keys, right_keys: _Keys) -> _Keys:
     """Keys present in both lists (each list without repeats): the sorted shared keys.
 
     Each list is usually sorted already (chunks in document order), and a
@@ -432,7 +434,7 @@ def _pair_counts(left_keys: _IntArray, right_keys: _IntArray) -> _IntArray:
     """
     both = np.concatenate([left_keys, right_keys])
     both.sort(kind="stable")
-    shared: _IntArray = both[1:][both[1:] == both[:-1]]
+    shared: _Keys = both[1:][both[1:] == both[:-1]]
     return shared
 
 
@@ -528,14 +530,14 @@ def _mean_of(parts: list[npt.NDArray[np.float64]]) -> float | None:
     return _mean(np.concatenate(parts)) if parts else None
 
 
-def _divide(values: _IntArray, divisor: int) -> _IntArray:
+def _divide(values: _Keys, divisor: int) -> _Keys:
     """``values // divisor`` for values >= 0: a shift when ``divisor`` is a power of two."""
     if divisor & (divisor - 1) == 0:
         return values >> (divisor.bit_length() - 1)
     return values // divisor
 
 
-def _remainder(values: _IntArray, divisor: int) -> _IntArray:
+def _remainder(values: _Keys, divisor: int) -> _Keys:
     """``values % divisor`` for values >= 0: a mask when ``divisor`` is a power of two."""
     if divisor & (divisor - 1) == 0:
         return values & (divisor - 1)
@@ -575,7 +577,7 @@ def _block_metrics(word: _IntArray, sentence_rank: _IntArray, lo: _IntArray, hi:
     # 32-bit keys where they fit (a block is about a million characters, so
     # they mostly do): half the memory traffic, and sorts several times faster.
     key_type = np.int32 if n * span * parts < _KEYS_32 else np.int64
-    token_key = owner.astype(key_type)  # (chunk, word) of every token
+    token_key: _Keys = owner.astype(key_type)  # (chunk, word) of every token
     token_key *= span
     token_key += occurrence
     # One sort gives the distinct (chunk, word, part) keys, grouped by (chunk, word).
@@ -591,8 +593,8 @@ def _block_metrics(word: _IntArray, sentence_rank: _IntArray, lo: _IntArray, hi:
 
     # Stickiness and clarity: the distinct words of each side of each neighbour pair.
     count_pairs = left.shape[0]
-    as_left = np.full(n, -1, dtype=key_type)
-    as_right = np.full(n, -1, dtype=key_type)
+    as_left: _Keys = np.full(n, -1, dtype=key_type)
+    as_right: _Keys = np.full(n, -1, dtype=key_type)
     as_left[left] = np.arange(count_pairs)
     as_right[right] = np.arange(count_pairs)
     key_chunk = _divide(chunk_keys, span)
@@ -612,10 +614,9 @@ def _block_metrics(word: _IntArray, sentence_rank: _IntArray, lo: _IntArray, hi:
     return cohesion, clarity, stickiness
 
 
-def _side_overlap(keys: _IntArray, key_chunk: _IntArray, as_left: _IntArray,
-                  as_right: _IntArray, span: int, count: int,
-                  left_size: npt.NDArray[np.float64], right_size: npt.NDArray[np.float64]
-                  ) -> npt.NDArray[np.float64]:
+def _side_overlap(keys: _Keys, key_chunk: _Keys, as_left: _Keys, as_right: _Keys, span: int,
+                  count: int, left_size: npt.NDArray[np.float64],
+                  right_size: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     """Jaccard of the two chunks of each neighbour pair, from their ``chunk * span + word`` keys."""
     word = keys - key_chunk * span
     left_pair, right_pair = as_left[key_chunk], as_right[key_chunk]
@@ -625,9 +626,8 @@ def _side_overlap(keys: _IntArray, key_chunk: _IntArray, as_left: _IntArray,
     return _jaccard(inter, left_size, right_size)
 
 
-def _neighbour_jaccard(left_keys: _IntArray, right_keys: _IntArray, as_left: _IntArray,
-                       as_right: _IntArray, span: int, count: int,
-                       left_size: npt.NDArray[np.float64],
+def _neighbour_jaccard(left_keys: _Keys, right_keys: _Keys, as_left: _Keys, as_right: _Keys,
+                       span: int, count: int, left_size: npt.NDArray[np.float64],
                        right_size: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     """Jaccard of the left chunk's ``left_keys`` set and the right chunk's ``right_keys`` set."""
     left_chunk, right_chunk = _divide(left_keys, span), _divide(right_keys, span)
@@ -639,7 +639,7 @@ def _neighbour_jaccard(left_keys: _IntArray, right_keys: _IntArray, as_left: _In
     return _jaccard(inter, left_size, right_size)
 
 
-def _cohesion(keys: _IntArray, chunk_word: _IntArray, first_of_word: npt.NDArray[np.bool_],
+def _cohesion(keys: _Keys, chunk_word: _Keys, first_of_word: npt.NDArray[np.bool_],
               pieces: _IntArray, span: int, parts: int) -> npt.NDArray[np.float64] | None:
     """Mean Jaccard of all pairs of sentence parts, for each chunk with at least two.
 

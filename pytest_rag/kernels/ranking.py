@@ -18,7 +18,8 @@ import numpy.typing as npt
 
 from .aggregate import FloatArray, f1
 
-__all__ = ["GradeMatrix", "grade_matrix", "ranking_metrics", "top_k", "first_relevant_rank"]
+__all__ = ["GradeMatrix", "grade_matrix", "ranking_metrics", "top_k", "top_k_of_each",
+           "first_relevant_rank"]
 
 _IntArray = npt.NDArray[np.int64]
 #: Whole numbers up to 2**53 are floats exactly; a larger K is divided by exactly.
@@ -79,14 +80,7 @@ def grade_matrix(lists: Sequence[Sequence[str] | None],
     else:
         ranked_lists = [lists[row] for row in candidates.tolist()]
         golds = [relevant[row] for row in candidates.tolist()]
-    tops: list[Collection[str]] = list(map(dict.fromkeys, map(itemgetter(slice(0, k)),
-                                                                ranked_lists)))
-    lengths = np.fromiter(map(len, tops), dtype=np.int64, count=count)
-    if count:
-        full = np.fromiter(map(len, ranked_lists), dtype=np.int64, count=count)
-        cap = min(k, int(full.max()) + 1)  # K itself may not fit an int64
-        _fill_repeats(tops, lengths, ranked_lists,
-                      np.flatnonzero((lengths < cap) & (full > cap)).tolist(), k)
+    tops, lengths = top_k_of_each(ranked_lists, k)
     flat = np.fromiter(chain.from_iterable(map(map, map(_get, golds), tops, repeat(repeat(0)))),
                        dtype=np.int64, count=int(lengths.sum()))
     sizes = np.fromiter(map(len, golds), dtype=np.int64, count=count)
@@ -112,6 +106,23 @@ def grade_matrix(lists: Sequence[Sequence[str] | None],
         relevant_count[scored],
         k,
     )
+
+
+def top_k_of_each(lists: Sequence[Sequence[str]], k: int) -> tuple[list[Collection[str]],
+                                                                    _IntArray]:
+    """:func:`top_k` of every list (as a list or a dict's keys, in rank order) and
+    their lengths: C-level ``map`` chains over all lists, Python running only
+    for the lists with a repeat among their first K ids."""
+    ranked_lists = list(lists)
+    tops: list[Collection[str]] = list(map(dict.fromkeys, map(itemgetter(slice(0, k)),
+                                                                ranked_lists)))
+    lengths = np.fromiter(map(len, tops), dtype=np.int64, count=len(tops))
+    if tops:
+        full = np.fromiter(map(len, ranked_lists), dtype=np.int64, count=len(tops))
+        cap = min(k, int(full.max()) + 1)  # K itself may not fit an int64
+        _fill_repeats(tops, lengths, ranked_lists,
+                      np.flatnonzero((lengths < cap) & (full > cap)).tolist(), k)
+    return tops, lengths
 
 
 def _fill_repeats(tops: list[Collection[str]], lengths: _IntArray,

@@ -10,7 +10,7 @@ import numpy as np
 from ..dataset.model import Dataset
 from ..kernels.aggregate import percentile, ratio
 from ..kernels.evidence import evidence_query_indices, list_overlap
-from ..kernels.ranking import grade_matrix, ranking_metrics, scatter, top_k
+from ..kernels.ranking import grade_matrix, ranking_metrics, scatter, top_k_of_each
 from ._base import RankedStageEvaluator, ReportBuilder
 
 __all__ = ["RetrievalEvaluator"]
@@ -71,7 +71,7 @@ class RetrievalEvaluator(RankedStageEvaluator):
         scored = [i for i, ids in enumerate(lists) if ids is not None and has_evidence[i]]
         if not scored:
             return
-        found = list_overlap(dataset, scored, [top_k(lists[i], k) for i in scored],
+        found = list_overlap(dataset, scored, top_k_of_each([lists[i] for i in scored], k)[0],
                              "retrieved_ids")
         rows = np.asarray(scored, dtype=np.int64)
         count = len(dataset.queries)
