@@ -336,18 +336,31 @@ def _size_metrics(dataset: Dataset, scope: _IntArray,
     return values
 
 
-def _evidence_metrics(dataset: Dataset, scope: _IntArray) -> tuple[float | None, float | None]:
-    """Completeness and fragmentation over the distinct gold spans of the documents in scope."""
-    positions = positions_of(dataset)
-    in_scope = {dataset.documents[doc].id for doc in scope.tolist()}
+def _distinct_evidence(dataset: Dataset) -> tuple[_IntArray, _IntArray]:
+    """The flat index (over all queries' spans) of each distinct gold span's first
+    occurrence, in that order, and its document's index (kept with the gold)."""
+    doc_index = {doc.id: i for i, doc in enumerate(dataset.documents)}
     first: dict[EvidenceSpan, int] = {}
     flat = 0
     for query in dataset.queries:
         for span in query.expected_evidence:
-            if span.doc_id in in_scope:
-                first.setdefault(span, flat)
+            first.setdefault(span, flat)
             flat += 1
     rows = np.fromiter(first.values(), dtype=np.int64, count=len(first))
+    docs = np.fromiter((doc_index[span.doc_id] for span in first), dtype=np.int64,
+                       count=len(first))
+    rows.setflags(write=False)
+    docs.setflags(write=False)
+    return rows, docs
+
+
+def _evidence_metrics(dataset: Dataset, scope: _IntArray) -> tuple[float | None, float | None]:
+    """Completeness and fragmentation over the distinct gold spans of the documents in scope."""
+    positions = positions_of(dataset)
+    rows, docs = dataset.gold_derived("distinct_evidence", _distinct_evidence)
+    in_scope = np.zeros(len(dataset.documents), dtype=bool)
+    in_scope[scope] = True
+    rows = rows[in_scope[docs]]
     ev_lo, ev_hi = positions.evidence_lo[rows], positions.evidence_hi[rows]
     keep = ev_hi > ev_lo
     ev_lo, ev_hi = ev_lo[keep], ev_hi[keep]
