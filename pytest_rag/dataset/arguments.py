@@ -91,6 +91,9 @@ def _query_mapping(parser: Parser, name: str, value: object) -> Mapping[str, Any
     return value
 
 
+_ID: Final = operator.attrgetter("id")
+
+
 def _replaced(record: _Record, changes: Mapping[str, Any]) -> _Record:
     """``dataclasses.replace`` of a flat :class:`Query` or :class:`RunEntry`.
 
@@ -192,7 +195,8 @@ def resolve_inputs(dataset: Dataset | None, inputs: Mapping[str, Any],
     if documents_changed and "queries" not in given:
         queries = [dataclasses.replace(q, expected_evidence=parser.evidence(
             q.expected_evidence, f"queries[{i}].expected_evidence")) for i, q in enumerate(queries)]
-    known = {query.id: i for i, query in enumerate(queries)}
+    old_ids = list(map(_ID, queries))
+    known = dict(zip(old_ids, range(len(old_ids))))
     if "queries" in given:
         stale = next((query_id for query_id in base.run if query_id not in known), None)
         if stale is not None:
@@ -213,7 +217,7 @@ def resolve_inputs(dataset: Dataset | None, inputs: Mapping[str, Any],
                     parser.fail(f"{name}[{query_id!r}]", f"query {query_id!r} is not in the dataset")
                 known[query_id] = len(known)
                 new_ids.append(query_id)
-    query_ids = [query.id for query in queries] + new_ids
+    query_ids = old_ids + new_ids
 
     # Each query's new gold fields are collected first (checked name by name,
     # query by query), so that every query is built once.
