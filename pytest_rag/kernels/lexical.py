@@ -300,6 +300,8 @@ class _BlockWords:
         and the offsets of those ``str.lower`` must do.
     word:
         Every token's word id in the block.
+    previous:
+        Every token's previous token of the same word in the block (-1: none).
     vocabulary, vocabulary_starts:
         The lowercase code points of each word of the block, one after the
         other, and where each starts (one more entry: the end).
@@ -313,8 +315,18 @@ class _BlockWords:
     low: npt.NDArray[np.uint32]
     special: _IntArray
     word: _IntArray
+    previous: _IntArray
     vocabulary: npt.NDArray[np.uint32]
     vocabulary_starts: _IntArray
+
+
+def _previous_of(word: _IntArray) -> _IntArray:
+    """For each position, the previous position holding the same value (-1: none)."""
+    order = np.argsort(word, kind="stable")
+    previous = np.full(word.shape[0], -1, dtype=np.int64)
+    same = word[order[1:]] == word[order[:-1]]
+    previous[order[1:][same]] = order[:-1][same]
+    return previous
 
 
 def _block_words(documents: Sequence[Document], block: Sequence[int]) -> _BlockWords:
@@ -359,7 +371,7 @@ def _block_words(documents: Sequence[Document], block: Sequence[int]) -> _BlockW
         np.concatenate([item.low for item in found]) if found else np.zeros(0, dtype=np.uint32),
         np.concatenate([item.special + base for item, base in
                         zip(found, char_base.tolist())]) if found else empty,
-        word, codes[_ranges(starts[first], lengths)], vocabulary_starts)
+        word, _previous_of(word), codes[_ranges(starts[first], lengths)], vocabulary_starts)
     for array in vars(result).values():
         array.setflags(write=False)
     return result
@@ -514,9 +526,9 @@ def lexical_metrics(dataset: Dataset, scope: _IntArray, pairs: tuple[_IntArray, 
         sentence_rank = words.sentence_rank
 
         pair_rows = pair_order[pair_edges[number]:pair_edges[number + 1]]
-        values = _block_metrics(word, sentence_rank, b_lo, b_hi, heads, head_word, tails,
-                                tail_word, local[left[pair_rows]], local[right[pair_rows]],
-                                vocabulary)
+        values = _block_metrics(word, words.previous, sentence_rank, b_lo, b_hi, heads,
+                                head_word, tails, tail_word, local[left[pair_rows]],
+                                local[right[pair_rows]], vocabulary)
         if values is None:
             return None  # keys would not fit an int64: the caller's set-based path
         cohesion.append(values[0])
@@ -544,8 +556,8 @@ def _remainder(values: _Keys, divisor: int) -> _Keys:
     return values % divisor
 
 
-def _block_metrics(word: _IntArray, sentence_rank: _IntArray, lo: _IntArray, hi: _IntArray,
-                   heads: _IntArray, head_word: _IntArray, tails: _IntArray,
+def _block_metrics(word: _IntArray, previous: _IntArray, sentence_rank: _IntArray,
+                   lo: _IntArray, hi: _IntArray, heads: _IntArray, head_word: _IntArray, tails: _IntArray,
                    tail_word: _IntArray, left: _IntArray, right: _IntArray, vocabulary: int
                    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64],
                               npt.NDArray[np.float64]] | None:
@@ -599,8 +611,18 @@ def _block_metrics(word: _IntArray, sentence_rank: _IntArray, lo: _IntArray, hi:
     as_right[right] = np.arange(count_pairs)
     key_chunk = _divide(chunk_keys, span)
     chunk_words = np.bincount(key_chunk, minlength=n).astype(np.float64)
-    stickiness = _side_overlap(chunk_keys, key_chunk, as_left, as_right, span, count_pairs,
-                               chunk_words[left], chunk_words[right])
+    cut = np.zeros(n, dtype=bool)
+    cut[heads] = True
+    cut[tails] = True
+    fast, fast_inter = _adjacent_overlap(previous, lo, hi, cut, left, right)
+    inter = np.zeros(count_pairs, dtype=np.float64)
+    inter[fast] = fast_inter
+    if not fast.all():  # the other pairs: their keys, merged
+        slow_left, slow_right = as_left.copy(), as_right.copy()
+        slow_left[left[fast]] = -1
+        slow_right[right[fast]] = -1
+        inter += _shared_words(chunk_keys, key_chunk, slow_left, slow_right, span, count_pairs)
+    stickiness = _jaccard(inter, chunk_words[left], chunk_words[right])
     edge = np.minimum(EDGE_TOKENS, sizes)
     tail_keys = _unique_sorted(token_key[_ranges(offsets + sizes - edge, edge)])
     head_keys = _unique_sorted(token_key[_ranges(offsets, edge)])
@@ -614,16 +636,44 @@ def _block_metrics(word: _IntArray, sentence_rank: _IntArray, lo: _IntArray, hi:
     return cohesion, clarity, stickiness
 
 
-def _side_overlap(keys: _Keys, key_chunk: _Keys, as_left: _Keys, as_right: _Keys, span: int,
-                  count: int, left_size: npt.NDArray[np.float64],
-                  right_size: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-    """Jaccard of the two chunks of each neighbour pair, from their ``chunk * span + word`` keys."""
+def _adjacent_overlap(previous: _IntArray, lo: _IntArray, hi: _IntArray,
+                      cut: npt.NDArray[np.bool_], left: _IntArray, right: _IntArray
+                      ) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.float64]]:
+    """The shared words of the neighbour pairs that follow each other, without sorting.
+
+    A pair is done here when neither chunk has a cut edge token and the right
+    chunk starts inside the left one or where it ends, and ends at or after it
+    (``lo_L <= lo_R <= hi_L <= hi_R``, both holding a token): the usual
+    sliding or back-to-back windows.  Then a word of the right chunk is also
+    in the left one exactly when its first token ``t`` in the right chunk
+    (``previous[t] < lo_R``) lies in the left one (``t < hi_L``) or its
+    previous token does (``previous[t] >= lo_L``: the latest token of the word
+    before ``lo_R``, and ``lo_R <= hi_L``).  Returns which pairs were done and
+    their counts.
+    """
+    l_lo, l_hi, r_lo, r_hi = lo[left], hi[left], lo[right], hi[right]
+    fast = (~cut[left] & ~cut[right] & (l_lo < l_hi) & (r_lo < r_hi)
+            & (l_lo <= r_lo) & (r_lo <= l_hi) & (l_hi <= r_hi))
+    rows = np.flatnonzero(fast)
+    sizes = r_hi[rows] - r_lo[rows]
+    token = _ranges(r_lo[rows], sizes)  # every token of the right chunks
+    before = previous[token]
+    shared = before < np.repeat(r_lo[rows], sizes)  # first in the right chunk...
+    shared &= (token < np.repeat(l_hi[rows], sizes)) | (before >= np.repeat(l_lo[rows], sizes))
+    owner = np.repeat(np.arange(rows.shape[0], dtype=np.int64), sizes)
+    inter = np.bincount(owner[shared], minlength=rows.shape[0]).astype(np.float64)
+    return fast, inter
+
+
+def _shared_words(keys: _Keys, key_chunk: _Keys, as_left: _Keys, as_right: _Keys, span: int,
+                  count: int) -> npt.NDArray[np.float64]:
+    """Words shared by the two chunks of each pair (``as_left``/``as_right``: the pair of
+    a chunk, -1 for none), from their sorted ``chunk * span + word`` keys."""
     word = keys - key_chunk * span
     left_pair, right_pair = as_left[key_chunk], as_right[key_chunk]
     shared = _pair_counts(left_pair[left_pair >= 0] * span + word[left_pair >= 0],
                           right_pair[right_pair >= 0] * span + word[right_pair >= 0])
-    inter = np.bincount(_divide(shared, span), minlength=count).astype(np.float64)
-    return _jaccard(inter, left_size, right_size)
+    return np.bincount(_divide(shared, span), minlength=count).astype(np.float64)
 
 
 def _neighbour_jaccard(left_keys: _Keys, right_keys: _Keys, as_left: _Keys, as_right: _Keys,

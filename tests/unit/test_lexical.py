@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import re
+from typing import Any
 
 import numpy as np
 import pytest
@@ -188,3 +190,50 @@ def test_32_and_64_bit_keys_give_the_same_values(monkeypatch: pytest.MonkeyPatch
     wide, old = _both(_dataset(seed))
     assert narrow == wide
     _close(wide, old)
+
+
+def _windows(seed: int, cut_some: bool) -> object:
+    """Token-aligned sliding windows (back to back, overlapping, with gaps, nested),
+    some of them cutting an edge token when ``cut_some``."""
+    rng = random.Random(seed)
+    texts = {f"d{i}": _text(rng, rng.randint(5, 60)) for i in range(rng.randint(1, 4))}
+    chunks = []
+    for doc_id, text in texts.items():
+        tokens = list(re.finditer(r"\w+", text))
+        at, c = 0, 0
+        while at < len(tokens) and c < 12:
+            size = rng.randint(1, 8)
+            last = min(at + size, len(tokens)) - 1
+            start, end = tokens[at].start(), tokens[last].end()
+            if cut_some and rng.random() < 0.3 and end - start > 2:
+                start, end = (start + 1, end) if rng.random() < 0.5 else (start, end - 1)
+            chunks.append({"id": f"{doc_id}#{c}", "doc_id": doc_id, "start": start, "end": end})
+            at += rng.choice([size, max(size - 2, 1), size + 1, 0 if size > 1 else 1])
+            c += 1
+    return parse_dataset({"documents": [{"id": d, "text": t} for d, t in texts.items()],
+                          "chunks": chunks})
+
+
+@pytest.mark.parametrize("seed", range(40))
+@pytest.mark.parametrize("cut_some", [False, True])
+def test_neighbour_windows_without_a_sort_match_the_key_merge(monkeypatch: pytest.MonkeyPatch,
+                                                              seed: int, cut_some: bool) -> None:
+    """Pairs of windows that follow each other get their shared words from each token's
+    previous occurrence, without the key merge: the values are those of the merge for
+    every pair (bit for bit) and of the Python sets."""
+    done: list[int] = []
+    original = lexical._adjacent_overlap
+
+    def counted(*args: Any) -> Any:
+        fast, inter = original(*args)
+        done.append(int(fast.sum()))
+        return fast, inter
+
+    monkeypatch.setattr(lexical, "_adjacent_overlap", counted)
+    with_fast, old = _both(_windows(seed, cut_some))
+    _close(with_fast, old)
+    assert sum(done) > 0 or cut_some  # some pairs follow each other
+    monkeypatch.setattr(lexical, "_adjacent_overlap", lambda previous, lo, hi, cut, left, right: (
+        np.zeros(left.shape[0], dtype=bool), np.zeros(0, dtype=np.float64)))
+    merged_only, _ = _both(_windows(seed, cut_some))
+    assert with_fast == merged_only
