@@ -321,10 +321,17 @@ class _BlockWords:
 
 
 def _previous_of(word: _IntArray) -> _IntArray:
-    """For each position, the previous position holding the same value (-1: none)."""
-    order = np.argsort(word, kind="stable")
-    previous = np.full(word.shape[0], -1, dtype=np.int64)
-    same = word[order[1:]] == word[order[:-1]]
+    """For each position, the previous position holding the same value (-1: none)
+    (``word`` holds ids from 0: one sort of ``word * size + position`` keys)."""
+    size = word.shape[0]
+    if size == 0 or (int(word.max()) + 1) * size >= 2**63:
+        order = np.argsort(word, kind="stable")
+        grouped = word[order]
+    else:
+        keys = np.sort(word * size + np.arange(size, dtype=np.int64))
+        order, grouped = keys % size, keys // size
+    previous = np.full(size, -1, dtype=np.int64)
+    same = grouped[1:] == grouped[:-1]
     previous[order[1:][same]] = order[:-1][same]
     return previous
 

@@ -237,3 +237,14 @@ def test_neighbour_windows_without_a_sort_match_the_key_merge(monkeypatch: pytes
         np.zeros(left.shape[0], dtype=bool), np.zeros(0, dtype=np.float64)))
     merged_only, _ = _both(_windows(seed, cut_some))
     assert with_fast == merged_only
+
+
+@pytest.mark.parametrize("size", [0, 1, 2, 50, 1000])
+def test_previous_occurrence_of_every_position(size: int) -> None:
+    word = np.random.default_rng(size).integers(0, 9, size)
+    last: dict[int, int] = {}
+    expected = []
+    for position, value in enumerate(word.tolist()):
+        expected.append(last.get(value, -1))
+        last[value] = position
+    assert lexical._previous_of(word).tolist() == expected
