@@ -73,17 +73,19 @@ def list_overlap(dataset: Dataset, queries: Sequence[int], lists: Sequence[Colle
     positions = positions_of(dataset)
     index = dataset.chunk_index
     slots = len(queries)
-    lengths = np.fromiter((len(ids) for ids in lists), dtype=np.int64, count=slots)
-    flat_ids = list(chain.from_iterable(lists))
-    rows = list(map(index.get, flat_ids, repeat(-1, len(flat_ids))))
+    lengths = np.fromiter(map(len, lists), dtype=np.int64, count=slots)
+    total = int(lengths.sum())
+    chunk_rows = np.fromiter(map(index.get, chain.from_iterable(lists), repeat(-1, total)),
+                             dtype=np.int64, count=total)
     entry_slot = np.repeat(np.arange(slots, dtype=np.int64), lengths)
-    entry_rank = np.arange(len(flat_ids), dtype=np.int64) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-    chunk_rows = np.asarray(rows, dtype=np.int64)
+    entry_rank = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(lengths) - lengths,
+                                                              lengths)
     if (chunk_rows < 0).any():
         bad = int(np.flatnonzero(chunk_rows < 0)[0])
         query_id = dataset.queries[queries[int(entry_slot[bad])]].id
+        unknown = list(lists[int(entry_slot[bad])])[int(entry_rank[bad])]
         raise DatasetError(*dataset.run_place(query_id, field, int(entry_rank[bad])),
-                           f"unknown chunk {flat_ids[bad]!r}: token metrics need its span")
+                           f"unknown chunk {unknown!r}: token metrics need its span")
 
     slot_of_query = np.full(len(dataset.queries), -1, dtype=np.int64)
     slot_of_query[np.asarray(queries, dtype=np.int64)] = np.arange(slots)
