@@ -117,25 +117,28 @@ def _code_tables(codes: npt.NDArray[np.uint32]) -> tuple[npt.NDArray[np.uint32],
     return lower, special, space
 
 
-def sentence_starts(codes: npt.NDArray[np.uint32], space: npt.NDArray[np.bool_]
-                    ) -> npt.NDArray[np.bool_]:
-    """Whether a new sentence starts at each offset ``0 .. len(codes)`` of a text.
+def sentence_starts(codes: npt.NDArray[np.uint32], space: npt.NDArray[np.bool_]) -> _IntArray:
+    """The offsets (ascending, in ``1 .. len(codes)``) where a new sentence of a text starts.
 
     A sentence ends after ``.``, ``!`` or ``?`` followed by whitespace (the
     regular expression ``[.!?](?=\\s)``, Unicode whitespace: ``space`` tells it
-    per code point) and at every newline.
+    per code point) and at every newline.  Only the few candidate offsets are
+    looked at after one comparison pass per mark.
     """
-    starts = np.zeros(codes.shape[0] + 1, dtype=bool)
-    starts[1:] = codes == 0x0A
-    stop = (codes[:-1] == 0x2E) | (codes[:-1] == 0x21) | (codes[:-1] == 0x3F)
-    starts[1:-1] |= stop & space[codes[1:]]
+    newline = np.flatnonzero(codes == 0x0A) + 1
+    head = codes[:-1]
+    stop = np.flatnonzero((head == 0x2E) | (head == 0x21) | (head == 0x3F))
+    stop = stop[space[codes[stop + 1]]] + 1
+    starts: _IntArray = np.union1d(newline, stop).astype(np.int64)
     return starts
 
 
 def _sentence_ids(codes: npt.NDArray[np.uint32], space: npt.NDArray[np.bool_],
                   token_starts: _IntArray) -> _IntArray:
     """For each token, the number of sentence starts at or before it."""
-    return np.cumsum(sentence_starts(codes, space))[token_starts].astype(np.int64)
+    found: _IntArray = np.searchsorted(sentence_starts(codes, space), token_starts,
+                                       side="right").astype(np.int64)
+    return found
 
 
 def _powers(count: int, base: int) -> _U64:

@@ -150,7 +150,7 @@ def _sentence_breaks(text: str) -> _IntArray:
     space = np.zeros(present.shape[0], dtype=bool)
     space[points] = np.fromiter((chr(point).isspace() for point in points.tolist()), dtype=bool,
                                 count=points.shape[0])
-    return np.flatnonzero(sentence_starts(codes, space))
+    return sentence_starts(codes, space)
 
 
 def _unit_rows(matrix: _FloatArray) -> _FloatArray:

@@ -248,3 +248,15 @@ def test_previous_occurrence_of_every_position(size: int) -> None:
         expected.append(last.get(value, -1))
         last[value] = position
     assert lexical._previous_of(word).tolist() == expected
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_sentence_starts_are_those_of_the_regular_expression(seed: int) -> None:
+    """After ``[.!?]`` followed by Unicode whitespace, and after every newline."""
+    rng = random.Random(seed)
+    pieces = ["a", " ", ".", "!", "?", "\n", "\u00a0", "\u2028", "b.", "x\n", "\u3002"]
+    for _ in range(600):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 30)))
+        codes = np.frombuffer(text.encode("utf-32-le"), dtype="<u4")
+        expected = sorted({m.end() for m in re.finditer(r"[.!?](?=\s)|\n", text)})
+        assert lexical.sentence_starts(codes, lexical._code_tables(codes)[2]).tolist() == expected
