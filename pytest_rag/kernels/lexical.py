@@ -153,30 +153,30 @@ def _block_ids(text: str, codes: npt.NDArray[np.uint32], lower: npt.NDArray[np.u
                powers: tuple[_U64, _U64]) -> tuple[_IntArray, int]:
     """Ids of the lowercase strings ``text[starts[i]:ends[i]].lower()`` (equal
     strings, equal ids, numbered from 0), and the number of ids."""
-    low, starts, ends = _lowercase(text, codes, lower, special, starts, ends)
+    low, starts, ends = _lowercase(text, lower[codes], np.flatnonzero(special[codes]),
+                                   starts, ends)
     return _range_ids(low, starts, ends, powers)
 
 
-def _lowercase(text: str, codes: npt.NDArray[np.uint32], lower: npt.NDArray[np.uint32],
-               special: npt.NDArray[np.bool_], starts: _IntArray, ends: _IntArray
+def _lowercase(text: str, low: npt.NDArray[np.uint32], special_at: _IntArray,
+               starts: _IntArray, ends: _IntArray
                ) -> tuple[npt.NDArray[np.uint32], _IntArray, _IntArray]:
     """Lowercase code points and the ranges in them of ``text[starts[i]:ends[i]].lower()``.
 
-    The code points of ``text`` through the ``lower`` table; a range holding a
-    ``special`` code point is lowercased by ``str.lower`` and appended after
-    the text, its range moved there.
+    ``low`` are the code points of ``text`` through the one-code-point
+    lowercase table, ``special_at`` the offsets (ascending) of those that need
+    ``str.lower``: a range holding one is lowercased by ``str.lower`` and
+    appended after the text, its range moved there.
     """
-    low = lower[codes]
     starts, ends = starts.copy(), ends.copy()
     odd = np.zeros(0, dtype=np.int64)
-    if starts.shape[0] and special[codes].any():
-        marks = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(special[codes])])
-        odd = np.flatnonzero(marks[ends] > marks[starts])
+    if starts.shape[0] and special_at.shape[0]:
+        odd = np.flatnonzero(np.searchsorted(special_at, ends) > np.searchsorted(special_at, starts))
     if odd.shape[0]:  # lowercased by str.lower, appended after the text
         pieces = [text[a:b].lower() for a, b in zip(starts[odd].tolist(), ends[odd].tolist())]
         tail = np.frombuffer("".join(pieces).encode("utf-32-le", "surrogatepass"), dtype="<u4")
         lengths = np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces))
-        starts[odd] = codes.shape[0] + _group_starts(lengths)
+        starts[odd] = low.shape[0] + _group_starts(lengths)
         ends[odd] = starts[odd] + lengths
         low = np.concatenate([low, tail])
     return low, starts, ends
@@ -271,7 +271,9 @@ def _document_words(document: Document, powers: tuple[_U64, _U64]) -> _DocumentW
     change = np.zeros(starts.shape[0], dtype=np.int64)
     change[1:] = sentence[1:] != sentence[:-1]
     sentence_rank = np.cumsum(change)
-    low, range_starts, range_ends = _lowercase(text, codes, lower, special, starts, ends)
+    text_low = lower[codes]
+    special_at = np.flatnonzero(special[codes])
+    low, range_starts, range_ends = _lowercase(text, text_low, special_at, starts, ends)
     word, count = _range_ids(low, range_starts, range_ends, powers)
     first = np.empty(count, dtype=np.int64)
     first[word[::-1]] = np.arange(word.shape[0] - 1, -1, -1, dtype=np.int64)
@@ -279,7 +281,7 @@ def _document_words(document: Document, powers: tuple[_U64, _U64]) -> _DocumentW
     vocabulary = low[_ranges(range_starts[first], lengths)]
     vocabulary_starts = np.zeros(count + 1, dtype=np.int64)
     np.cumsum(lengths, out=vocabulary_starts[1:])
-    found = _DocumentWords(low[:codes.shape[0]], np.flatnonzero(special[codes]), word,
+    found = _DocumentWords(text_low, special_at, word,
                            sentence_rank, vocabulary, vocabulary_starts)
     for array in vars(found).values():
         array.setflags(write=False)
