@@ -171,7 +171,8 @@ def _lowercase(text: str, low: npt.NDArray[np.uint32], special_at: _IntArray,
     starts, ends = starts.copy(), ends.copy()
     odd = np.zeros(0, dtype=np.int64)
     if starts.shape[0] and special_at.shape[0]:
-        odd = np.flatnonzero(np.searchsorted(special_at, ends) > np.searchsorted(special_at, starts))
+        odd = np.flatnonzero(np.searchsorted(special_at, ends)
+                             > np.searchsorted(special_at, starts))
     if odd.shape[0]:  # lowercased by str.lower, appended after the text
         pieces = [text[a:b].lower() for a, b in zip(starts[odd].tolist(), ends[odd].tolist())]
         tail = np.frombuffer("".join(pieces).encode("utf-32-le", "surrogatepass"), dtype="<u4")
@@ -569,9 +570,9 @@ def _remainder(values: _Keys, divisor: int) -> _Keys:
 
 
 def _block_metrics(word: _IntArray, previous: _IntArray, sentence_rank: _IntArray,
-                   lo: _IntArray, hi: _IntArray, heads: _IntArray, head_word: _IntArray, tails: _IntArray,
-                   tail_word: _IntArray, left: _IntArray, right: _IntArray, vocabulary: int
-                   ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64],
+                   lo: _IntArray, hi: _IntArray, heads: _IntArray, head_word: _IntArray,
+                   tails: _IntArray, tail_word: _IntArray, left: _IntArray, right: _IntArray,
+                   vocabulary: int) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64],
                               npt.NDArray[np.float64]] | None:
     """Cohesion of each chunk with two sentence parts or more, clarity and stickiness of
     each pair, for the chunks ``[lo, hi)`` (tokens of one block) and the pairs
