@@ -572,7 +572,8 @@ def _remainder(values: _Keys, divisor: int) -> _Keys:
 def _block_metrics(word: _IntArray, previous: _IntArray, sentence_rank: _IntArray,
                    lo: _IntArray, hi: _IntArray, heads: _IntArray, head_word: _IntArray,
                    tails: _IntArray, tail_word: _IntArray, left: _IntArray, right: _IntArray,
-                   vocabulary: int) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64],
+                   vocabulary: int
+                   ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64],
                               npt.NDArray[np.float64]] | None:
     """Cohesion of each chunk with two sentence parts or more, clarity and stickiness of
     each pair, for the chunks ``[lo, hi)`` (tokens of one block) and the pairs
