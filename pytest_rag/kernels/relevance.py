@@ -89,6 +89,15 @@ def touching_pairs(chunk_lo: _IntArray, chunk_hi: _IntArray, span_lo: _IntArray,
     return np.concatenate(span_out), np.concatenate(chunk_out), np.concatenate(grade_out)
 
 
+def _wanted(dataset: Dataset) -> npt.NDArray[np.bool_]:
+    """Which queries get derived grades: no ``relevant``, some ``expected_evidence``."""
+    queries = dataset.queries
+    wanted = np.fromiter((not query.relevant and bool(query.expected_evidence)
+                          for query in queries), dtype=bool, count=len(queries))
+    wanted.setflags(write=False)
+    return wanted
+
+
 def relevance_from_evidence(dataset: Dataset) -> Dataset:
     """``dataset`` with ``relevant`` derived from ``expected_evidence`` where it is absent.
 
@@ -102,8 +111,7 @@ def relevance_from_evidence(dataset: Dataset) -> Dataset:
     queries = dataset.queries
     if not dataset.chunks:
         return dataset
-    wanted = np.fromiter((not query.relevant and bool(query.expected_evidence)
-                          for query in queries), dtype=bool, count=len(queries))
+    wanted = dataset.gold_derived("relevance_wanted", _wanted)
     if not wanted.any():
         return dataset
     positions = positions_of(dataset)
