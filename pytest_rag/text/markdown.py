@@ -34,6 +34,9 @@ __all__ = ["Block", "markdown_blocks"]
 _ITEM: Final = re.compile(r"\s*(?:[-*+]|\d+[.)])\s+")
 _HEADING: Final = re.compile(r"#{1,6} ")
 _FENCES: Final = ("```", "~~~")
+#: First characters a line of structure can start with, besides whitespace and
+#: decimal digits; any other line is prose, which only ends an open list or table.
+_MARKS: str = "#`~|-*+"
 
 
 class Block(NamedTuple):
@@ -81,6 +84,16 @@ def markdown_blocks(text: str) -> list[Block]:
             if line.startswith(fence):
                 blocks.append(Block("code", fence_start, end))
                 fence = ""
+            continue
+        first = line[:1]
+        if first not in _MARKS and not first.isspace() and not first.isdecimal():
+            # Prose (or an empty line): not an item, a table row or a heading.
+            if list_start >= 0:
+                blocks.append(Block("list", list_start, list_end))
+                list_start = -1
+            if table_lines >= 2:
+                blocks.append(Block("table", table_start, table_end))
+            table_lines = 0
             continue
         head = line[:3]
         if head in _FENCES:

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pytest_rag.text import markdown
 from pytest_rag.text.markdown import Block, markdown_blocks
 
 
@@ -89,3 +94,21 @@ def test_lines_split_at_newline_only() -> None:
 def test_no_blocks() -> None:
     assert markdown_blocks("") == []
     assert markdown_blocks("just a paragraph\nof two lines") == []
+
+
+LINES = ["prose", "Prose. More", "", " ", "  indented", "- item", "* item", "+ item", "1. item",
+         "٣) item", "| a | b |", "  | c |", "# H", "## H", "#no", "```", "~~~", "``x", "\u00a0x",
+         "x | y", "10 apples", "-no", "\tcode"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(LINES), max_size=25), st.booleans())
+def test_prose_lines_skip_the_rules_without_changing_the_blocks(
+        lines: list[str], final_newline: bool) -> None:
+    """Lines starting with no mark, whitespace or digit are prose and take a
+    shortcut; with every line taking the full rules the blocks are the same."""
+    text = "\n".join(lines) + ("\n" if final_newline else "")
+    fast = markdown_blocks(text)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(markdown, "_MARKS", "".join(set("".join(LINES))) + "Pp")
+        assert markdown_blocks(text) == fast
