@@ -399,6 +399,8 @@ def _cut_words(words: _BlockWords, documents: Sequence[Document], block: Sequenc
     work is that of the vocabulary and the chunks, not of the corpus again.
     """
     count = words.vocabulary_starts.shape[0] - 1
+    if cut_lo.shape[0] == 0:  # no chunk edge cuts a token: the block's own ids
+        return words.word, np.zeros(0, dtype=np.int64), count
     pieces: list[npt.NDArray[np.uint32]] = [words.vocabulary]
     at = words.vocabulary.shape[0]
     # The cut parts: their lowercase code points from the block's table, or
