@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
 _Derived = TypeVar("_Derived")
 #: The key of :meth:`Dataset.corpus_derived`'s cache in a dataset's ``__dict__``.
 _CORPUS_CACHE: Final = "derived-corpus"
+_QUERY_ID: Final = operator.attrgetter("id")
 
 __all__ = [
     "documents_fingerprint",
@@ -354,7 +356,7 @@ class Dataset:
 
     @property
     def query_ids(self) -> tuple[str, ...]:
-        return tuple(query.id for query in self.queries)
+        return tuple(map(_QUERY_ID, self.queries))
 
     def run_place(self, query_id: str, name: str, rank: int) -> tuple[str, str]:
         """The source and the place of item ``rank`` of a query's run list ``name``.

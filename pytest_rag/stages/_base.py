@@ -246,6 +246,6 @@ class ReportBuilder:
                                      + ") with a value that defines it")
             else:
                 missing[spec.key] = "nothing in the data defines it (0 of 0)"
-        query_ids = tuple(query.id for query in self.dataset.queries)
+        query_ids = self.dataset.query_ids
         return Report(self.stage, dict(self.values), self.settings, missing, query_ids,
                       dict(self.query_values), dataset=self.dataset)
