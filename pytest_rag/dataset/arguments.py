@@ -15,7 +15,7 @@ from itertools import chain
 from typing import Any, Final, TypeVar
 
 from ..errors import unknown_names
-from .model import Dataset, Query, RunEntry, Vectors, assemble
+from .model import Dataset, Query, RunEntry, Vectors, assemble, replaced
 from .parser import (
     ID_LIST_FIELDS, MAX_GRADE, RUN_KEYS, Parser, check_vector_dimensions, describe_value,
 )
@@ -95,14 +95,9 @@ _ID: Final = operator.attrgetter("id")
 
 
 def _replaced(record: _Record, changes: Mapping[str, Any]) -> _Record:
-    """``dataclasses.replace`` of a flat :class:`Query` or :class:`RunEntry`.
-
-    Their instance dictionaries hold exactly their fields, so one update does
-    it without ``replace``'s loop over the fields.
-    """
-    if not changes:
-        return record
-    return assemble(type(record), {**vars(record), **changes})
+    """``dataclasses.replace`` of a flat :class:`Query` or :class:`RunEntry`: the record
+    itself when nothing changes."""
+    return replaced(record, changes) if changes else record
 
 
 def _chunk_vectors(parser: Parser, value: object, dataset: Dataset) -> tuple[tuple[str, ...], Any]:

@@ -151,6 +151,29 @@ def assemble(cls: type[_Record], fields: Mapping[str, Any]) -> _Record:
     return record
 
 
+@functools.cache
+def _field_names(cls: type) -> frozenset[str]:
+    return frozenset(item.name for item in dataclasses.fields(cls))
+
+
+def replaced(record: _Record, changes: Mapping[str, Any]) -> _Record:
+    """``dataclasses.replace(record, **changes)`` for a flat record of this module.
+
+    Without ``replace``'s loop over the fields: the instance dictionary is
+    copied and updated.  What a record caches beside its fields (a query's
+    ``fingerprint``, a document's tokens) describes the old values and is left
+    behind.
+    """
+    state = vars(record)
+    fields = {**state, **changes}
+    record_class: type = type(record)  # a class is hashable, as the cache needs
+    names = _field_names(record_class)
+    if len(state) > len(names):  # something derived is cached: not carried over
+        for key in state.keys() - names:
+            del fields[key]
+    return assemble(type(record), fields)
+
+
 _new_instance: Final = object.__new__
 
 

@@ -25,7 +25,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from ..dataset.model import Dataset, Query, assemble
+from ..dataset.model import Dataset, replaced
 from .positions import positions_of
 
 __all__ = ["relevance_from_evidence", "touching_pairs"]
@@ -143,10 +143,13 @@ def relevance_from_evidence(dataset: Dataset) -> Dataset:
     chunk_ids = list(map(ids.__getitem__, chunk.tolist()))
     best_list = best.tolist()
     for index, lo, hi in zip(owners, starts, stops):
-        # The record with one field changed, without replace()'s field loop.
-        derived[index] = assemble(Query, {**vars(queries[index]),
-                                          "relevant": dict(zip(chunk_ids[lo:hi], best_list[lo:hi])),
+        query = queries[index]
+        derived[index] = replaced(query, {"relevant": dict(zip(chunk_ids[lo:hi], best_list[lo:hi])),
                                           "relevant_from_evidence": True})
+        if query.relevant is None and "fingerprint" in vars(query):
+            # Derived grades are not gold: the fingerprint is that of the query as
+            # written, already computed (``relevant`` was None there too).
+            vars(derived[index])["fingerprint"] = query.fingerprint
     result = dataclasses.replace(dataset, queries=tuple(derived))
     for name in _KEPT_CACHES:  # chunks, documents and evidence are unchanged
         if name in vars(dataset):

@@ -213,3 +213,26 @@ def test_touching_pairs_matches_brute_force(chunks: list[tuple[int, int]],
         if s_hi[s] > s_lo[s] and c_hi[c] > c_lo[c]
         and set(range(c_lo[c], c_hi[c])) & set(range(s_lo[s], s_hi[s])))
     assert got == expected
+
+
+@pytest.mark.parametrize("relevant", [None, {}])
+def test_derived_queries_fingerprint_their_gold_as_written(relevant: Any) -> None:
+    """Derived grades are not gold: a derived query's fingerprint is that of a query
+    built fresh with its fields, whether or not the original had computed its own."""
+    from pytest_rag.dataset.model import Query
+
+    data = resolve_inputs(None, {"documents": DOCUMENTS, "chunks": CHUNKS,
+                                 "expected_evidence": {"q": [span("d", 18, 23)]}})
+    original = data.queries[0]
+    if relevant is not None:
+        original = Query(original.id, relevant=relevant,
+                         expected_evidence=original.expected_evidence)
+        data = resolve_inputs(data, {"queries": [original]})
+    for computed_first in (False, True):
+        if computed_first:
+            assert original.fingerprint
+        query = relevance_from_evidence(data).queries[0]
+        assert query.relevant == {"c1": 2}  # c1 holds the span whole
+        fresh = Query(query.id, relevant=query.relevant, expected_evidence=query.expected_evidence,
+                      relevant_from_evidence=True)
+        assert query.fingerprint == fresh.fingerprint

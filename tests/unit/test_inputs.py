@@ -468,3 +468,15 @@ def test_evidence_positions_follow_the_queries_of_each_dataset(gold: Dataset) ->
     assert positions_of(moved).evidence_lo.tolist() == [6]  # "eta": the 7th token
     assert positions_of(first).evidence_lo.tolist() == [3]  # "delta", placed before
     assert positions_of(resolve_inputs(gold, {"chunks": chunks})).evidence_lo.tolist() == [3]
+
+
+def test_gold_given_as_an_argument_has_its_own_fingerprint(gold: Dataset) -> None:
+    """A query rebuilt with new gold does not keep the fingerprint its dataset's query
+    had already computed (cached): the gate must see the gold change."""
+    before = [query.fingerprint for query in gold.queries]  # computed and cached
+    changed = resolve_inputs(gold, {"relevant": {"q1": {"c2": 2}, "q2": ["c0"]}})
+    expected = parse_dataset({**GOLD, "queries": [
+        {**GOLD["queries"][0], "relevant": {"c2": 2}},
+        {**GOLD["queries"][1], "relevant": ["c0"]}]}, source="gold.yaml")
+    assert [q.fingerprint for q in changed.queries] == [q.fingerprint for q in expected.queries]
+    assert [q.fingerprint for q in changed.queries] != before
