@@ -4,14 +4,18 @@
 returns ``None`` on any doubt, and the parser then takes its item-by-item path.
 These tests compare the two on the same data: the same records (the same
 instance dictionaries, in the same order) for valid data, and the same message
-for every defect, wherever it is and whichever column it is in.
+for every defect, wherever it is and whichever column it is in.  A file whose
+objects repeat a key is refused before either path runs, naming the key and
+its line and column, wherever the repeat is.
 """
 
 from __future__ import annotations
 
 import contextlib
 import copy
+import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 from unittest import mock
 
@@ -23,6 +27,7 @@ from test_loading_errors import BASE, CASES, changed
 
 from pytest_rag.dataset import columns
 from pytest_rag.dataset import parser as parser_module
+from pytest_rag.dataset.loading import load_dataset
 from pytest_rag.dataset.model import Dataset
 from pytest_rag.dataset.parser import parse_dataset
 from pytest_rag.errors import DatasetError
@@ -226,3 +231,72 @@ def test_random_defects_give_the_item_by_item_outcome(defects: list[Any]) -> Non
         if isinstance(entry, dict):
             entry[field] = copy.deepcopy(_DEFECTS[defect])
     both(data)
+
+
+def _with_repeated_key(value: Any, target: int) -> tuple[str, str, str]:
+    """JSON text of ``value`` whose ``target``-th non-empty object (in text order)
+    repeats its first key as its last; with that key and the repeat's line and column."""
+    parts: list[str] = []
+    length = 0
+    count = 0
+    found: list[tuple[str, int]] = []
+
+    def put(text: str) -> None:
+        nonlocal length
+        parts.append(text)
+        length += len(text)
+
+    def emit(item: Any, depth: int) -> None:
+        nonlocal count
+        if isinstance(item, dict) and item:
+            pairs = list(item.items())
+            if count == target:
+                pairs.append((pairs[0][0], "again"))
+            count += 1
+            put("{")
+            for i, (key, child) in enumerate(pairs):
+                put(("," if i else "") + "\n" + " " * depth)
+                if i == len(item):  # the repeat
+                    found.append((key, length))
+                put(json.dumps(key) + ": ")
+                emit(child, depth + 1)
+            put("}")
+        elif isinstance(item, list) and item:
+            put("[")
+            for i, child in enumerate(item):
+                put(", " if i else "")
+                emit(child, depth + 1)
+            put("]")
+        else:
+            put(json.dumps(item))
+
+    emit(value, 1)
+    text = "".join(parts)
+    key, position = found[0]
+    line = text.count("\n", 0, position) + 1
+    column = position - text.rfind("\n", 0, position)
+    return text, f"line {line}, column {column}", key
+
+
+def _objects(value: Any) -> int:
+    """How many non-empty mappings ``value`` holds, itself included."""
+    if isinstance(value, dict):
+        return (1 if value else 0) + sum(map(_objects, value.values()))
+    if isinstance(value, list):
+        return sum(map(_objects, value))
+    return 0
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10**6))
+def test_a_repeated_key_anywhere_is_refused_with_its_place(target: int) -> None:
+    import tempfile
+
+    data = wide(5)
+    text, place, key = _with_repeated_key(data, target % _objects(data))
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "gold.json"
+        path.write_text(text, encoding="utf-8")
+        with pytest.raises(DatasetError) as info:
+            load_dataset(path)
+    assert str(info.value) == f"{path}: {place}: invalid JSON: duplicate key {key!r}"
