@@ -1,5 +1,5 @@
 """``python -m pytest_rag``: the same command line as ``pytest-rag``."""
 
-from pytest_rag.cli import main
+from pytest_rag.cli import run
 
-raise SystemExit(main())
+run()

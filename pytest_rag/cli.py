@@ -11,7 +11,7 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from typing import TextIO
+from typing import NoReturn, TextIO
 
 from .compare.argtypes import (
     latency_tolerance, non_negative, non_negative_int, positive_int, significance_level,
@@ -19,7 +19,7 @@ from .compare.argtypes import (
 from .errors import DatasetError
 from .registry import STAGES
 
-__all__ = ["main"]
+__all__ = ["main", "run"]
 
 EXIT_OK = 0
 EXIT_REGRESSION = 1
@@ -145,6 +145,7 @@ def _evaluate(args: argparse.Namespace, out: TextIO) -> int:
     chosen = {name: getattr(args, name) for name in evaluator_settings()
               if getattr(args, name, None) is not None}
     reports = evaluate_dataset(dataset, args.stage, **chosen)
+    args.keep.extend((dataset, reports))
     if args.format == "json":
         json.dump(reports_json(reports), out, indent=2, allow_nan=False)
         out.write("\n")
@@ -228,7 +229,7 @@ def _validate(args: argparse.Namespace, out: TextIO) -> int:
 
     dataset = load_dataset(args.file, run=args.run, allow_outside_paths=args.allow_outside_paths)
     # One validation path: what evaluate would refuse, validate refuses.
-    evaluate_dataset(dataset)
+    args.keep.extend((dataset, evaluate_dataset(dataset)))
     out.write(f"{args.file}: valid pytest-rag/v1: " + _counts(
         len(dataset.documents), len(dataset.chunks), len(dataset.queries), len(dataset.run))
         + "\n")
@@ -236,8 +237,13 @@ def _validate(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
-         err: TextIO | None = None) -> int:
-    """Run the command line; returns the exit status."""
+         err: TextIO | None = None, keep: list[object] | None = None) -> int:
+    """Run the command line; returns the exit status.
+
+    ``keep`` receives the large objects a command built (the dataset it read
+    and its reports), for a caller that ends the process without freeing them
+    (:func:`run`).
+    """
     stdout = out if out is not None else sys.stdout
     stderr = err if err is not None else sys.stderr
     parser = _parser()
@@ -245,6 +251,7 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
         args = parser.parse_args(argv)
     except SystemExit as exit_:
         return int(exit_.code or 0)
+    args.keep = [] if keep is None else keep
     handlers = {"evaluate": _evaluate, "metrics": _metrics, "validate": _validate,
                 "diff": _diff, "convert": _convert}
     from .compare.baseline import BaselineError
@@ -274,6 +281,25 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
         return EXIT_BAD_INPUT
 
 
+def run() -> NoReturn:
+    """The process entry of ``pytest-rag`` and ``python -m pytest_rag``.
+
+    :func:`main`, then the process ends at once with its status, its output
+    flushed: what the command built is not freed object by object (50 ms for
+    a dataset of 20,000 queries x 100 ids, a tenth of such a run) and the
+    interpreter is not torn down.  No command leaves a file open or registers
+    an exit handler, so nothing else is skipped.
+    """
+    kept: list[object] = []
+    status = main(keep=kept)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe or stream: nothing left to write
+            pass
+    os._exit(status)
+
+
 def _silence(stream: TextIO) -> None:
     """Point a closed standard output at the null device, so that the interpreter's last
     flush finds nothing to complain about (as the Python docs advise for SIGPIPE)."""
@@ -287,4 +313,4 @@ def _silence(stream: TextIO) -> None:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())
+    run()

@@ -103,8 +103,11 @@ def read_bounded(path: Path | str, limit: int) -> bytes:
             raise FileTooLarge(info.st_size, limit, exact=True)
         chunks: list[bytes] = []
         remaining = limit + 1
+        # The reported size (and one byte to see growth) in one read: one chunk,
+        # which the join below returns without a copy.
+        step = max(info.st_size + 1, 1 << 24)
         while remaining > 0:
-            chunk = os.read(handle, min(remaining, 1 << 24))
+            chunk = os.read(handle, min(remaining, step))
             if not chunk:
                 break
             chunks.append(chunk)

@@ -31,7 +31,9 @@ def lone_surrogate_place(text: str) -> str | None:
     A high surrogate followed by a low one is a valid pair (one character
     beyond the Basic Multilingual Plane); either half alone is not text.
     """
-    if "\\u" not in text:
+    # One character is searched with memchr (1 ms in 24 MiB of JSON), two about
+    # 20 times slower: the second search runs only when there is a backslash.
+    if "\\" not in text or "\\u" not in text:
         return None
     for match in _ESCAPE.finditer(text):
         if match.group(0) == "\\\\" or (match.group(1) and match.group(2)):

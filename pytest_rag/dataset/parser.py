@@ -25,6 +25,7 @@ from ..errors import DatasetError, did_you_mean
 from ..registry import REGISTRY, STAGES
 from ..text.locate import locate
 from .bounded_read import UNREADABLE, NotARegularFile, read_text
+from .columns import plain_queries, plain_run
 from .frameworks import FrameworkReader
 from .model import (
     Chunk, Claim, Dataset, Document, EvidenceSpan, Params, Query, RunEntry, Vectors, new_chunks,
@@ -740,6 +741,9 @@ class Parser:
         )
 
     def queries_section(self, value: object, place: str = "queries") -> tuple[Query, ...]:
+        plain = plain_queries(value, self._query_field, MAX_GRADE)
+        if plain is not None:  # every query plain and valid, checked column by column
+            return plain
         queries: list[Query] = []
         seen: set[str] = set()
         for i, item in enumerate(self.sequence(value, place)):
@@ -749,6 +753,23 @@ class Parser:
             seen.add(query.id)
             queries.append(query)
         return tuple(queries)
+
+    def _query_field(self, key: str, value: object) -> Any:
+        """One query field by its file key, converted as :meth:`query` does (for the
+        column-by-column path, which shows no place: a problem sends it here again)."""
+        if key == "relevant":
+            return self.relevant(value, key)
+        if key == "expected_evidence":
+            return self.evidence(value, key)
+        if key == "reference_answer":
+            return self.answers(value, key)
+        if key in ("required_facts", "expected_citations"):
+            return self.strings(value, key)
+        if key == "question":
+            return self.string(value, key)
+        if key == "answerable":
+            return self.boolean(value, key)
+        raise AssertionError(key)  # pragma: no cover
 
     def claims(self, value: object, place: str) -> tuple[Claim, ...]:
         claims = []
@@ -809,8 +830,11 @@ class Parser:
 
     def run_section(self, value: object, query_ids: Iterable[str], place: str = "run"
                     ) -> dict[str, RunEntry]:
-        raw = self.mapping(value, place)
         known = set(query_ids)
+        plain = plain_run(value, known, lambda name, item: self.run_field(name, item, name))
+        if plain is not None:  # every entry plain and valid, checked column by column
+            return plain
+        raw = self.mapping(value, place)
         run: dict[str, RunEntry] = {}
         for query_id, entry in raw.items():
             if query_id not in known:

@@ -11,10 +11,12 @@ every dataset that loads is also evaluated.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
 import yaml
@@ -27,6 +29,7 @@ from hypothesis import strategies as st
 
 import pytest_rag
 from pytest_rag import DatasetError, load_dataset, parse_dataset
+from pytest_rag.dataset import parser as parser_module
 
 
 @pytest.fixture(scope="module")
@@ -68,6 +71,31 @@ def test_anything_at_the_top_level_loads_or_names_the_place(raw: Any) -> None:
     dataset = outcome(lambda: parse_dataset(raw, source=SOURCE), (SOURCE,))
     if dataset is not None:
         evaluate_all(dataset, SOURCE)
+
+
+def _parsed(raw: Any) -> Any:
+    """The queries and run of ``parse_dataset(raw)`` (every instance dictionary as items),
+    or the message of its error."""
+    try:
+        dataset = parse_dataset(copy.deepcopy(raw), source=SOURCE)
+    except DatasetError as error:
+        return str(error)
+    return ([list(vars(query).items()) for query in dataset.queries],
+            [(query_id, [(name, repr(value)) for name, value in vars(entry).items()])
+             for query_id, entry in dataset.run.items()])
+
+
+@examples(1.0)
+@given(mutated_datasets())
+def test_column_checks_give_the_item_by_item_outcome(raw: Any) -> None:
+    """``queries`` and ``run`` checked column by column: the same records, or the same
+    message, as with the item-by-item path alone (``pytest_rag.dataset.columns``)."""
+    fast = _parsed(raw)
+    with mock.patch.object(parser_module, "plain_queries", return_value=None), \
+            mock.patch.object(parser_module, "plain_run", return_value=None):
+        slow = _parsed(raw)
+    note(f"fast: {fast!r}\nslow: {slow!r}")
+    assert fast == slow
 
 
 # -- files ------------------------------------------------------------------------

@@ -136,6 +136,35 @@ def test_python_dash_m_and_console_script_agree(small_file: Path) -> None:
     assert broken.returncode == 2 and "Traceback" not in broken.stderr
 
 
+def test_main_keeps_what_a_command_built_when_asked(small_file: Path) -> None:
+    from pytest_rag import Dataset
+
+    kept: list[object] = []
+    status = main(["evaluate", str(small_file), "--format", "json"], out=io.StringIO(),
+                  err=io.StringIO(), keep=kept)
+    assert status == 0 and isinstance(kept[0], Dataset) and len(kept) == 2
+    assert main(["validate", str(small_file)], out=io.StringIO(), keep=kept) == 0
+    assert isinstance(kept[2], Dataset)
+
+
+@pytest.mark.parametrize("command", [["-m", "pytest_rag"], ["-c", "import pytest_rag.cli as c; c.run()"]])
+def test_the_process_ends_with_the_status_and_all_its_output(small_file: Path, tmp_path: Path,
+                                                             command: list[str]) -> None:
+    """:func:`run` ends the process without a teardown: its output, written to a file
+    (fully buffered), is complete, and an error still ends with status 2 and its message."""
+    out_path, err_path = tmp_path / "out.txt", tmp_path / "err.txt"
+    with out_path.open("w") as out, err_path.open("w") as err:
+        status = subprocess.run([sys.executable, *command, "validate", str(small_file)],
+                                stdout=out, stderr=err).returncode
+    assert status == 0
+    assert out_path.read_text().endswith("1 queries, 1 run entries\n")
+    with out_path.open("w") as out, err_path.open("w") as err:
+        status = subprocess.run([sys.executable, *command, "evaluate", str(tmp_path / "no.json")],
+                                stdout=out, stderr=err).returncode
+    assert status == 2
+    assert err_path.read_text() == f"pytest-rag: error: {tmp_path / 'no.json'}: file not found\n"
+
+
 def test_a_closed_pipe_ends_quietly_with_status_141(small_file: Path) -> None:
     """``pytest-rag evaluate F | head -1``: the reader goes away; no traceback, and not
     exit 1, which means a regression."""

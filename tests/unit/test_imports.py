@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -41,3 +42,14 @@ def test_the_html_report_modules_do_not_import_numpy() -> None:
     code = ("import sys, pytest_rag.reports.drilldown, pytest_rag.reports.html, pytest_rag.reports.svg; "
             "print('numpy' in sys.modules)")
     assert _run(code) == "False"
+
+
+def test_evaluate_with_json_output_does_not_import_tabulate(tmp_path: Path) -> None:
+    """Tables are drawn only when a table is printed: the JSON output skips the import."""
+    path = tmp_path / "gold.json"
+    path.write_text('{"queries": [{"id": "q1", "relevant": ["c1"]}], '
+                    '"run": {"q1": {"retrieved_ids": ["c1", "c2"]}}}', encoding="utf-8")
+    code = ("import io, sys; from pytest_rag.cli import main; "
+            f"status = main(['evaluate', {str(path)!r}, '--format', 'json'], out=io.StringIO()); "
+            "print(status, 'tabulate' in sys.modules)")
+    assert _run(code) == "0 False"
