@@ -9,12 +9,12 @@ argument: ``retrieved_ids['q1'][2]: expected a string, got a number 7``.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from itertools import chain
 from typing import Any, Final, TypeVar
 
 from ..errors import unknown_names
-from .model import Dataset, Query, RunEntry, Vectors, assemble
+from .model import Chunk, Dataset, Query, RunEntry, Vectors, assemble, chunk_ids
 from .parser import (
     ID_LIST_FIELDS, MAX_GRADE, RUN_KEYS, Parser, check_vector_dimensions, describe_value,
 )
@@ -105,7 +105,7 @@ def _chunk_vectors(parser: Parser, value: object, dataset: Dataset) -> tuple[tup
     if isinstance(value, Mapping):
         return parser.chunk_vectors(value, "chunk_vectors")
     matrix = parser.matrix(value, "chunk_vectors", rows=True)
-    ids = tuple(chunk.id for chunk in dataset.chunks if chunk.id is not None)
+    ids = chunk_ids(dataset.chunks)
     if matrix.shape[0] != len(ids):
         parser.fail("chunk_vectors", f"an array of {matrix.shape[0]} rows needs one row per "
                                      f"chunk; there are {len(ids)} chunks (or pass a mapping "
@@ -161,7 +161,7 @@ def resolve_inputs(dataset: Dataset | None, inputs: Mapping[str, Any],
         parser.documents.update(base.document_by_id)
     documents_changed = "documents" in given
 
-    def chunks_of(name: str, current: tuple[Any, ...], ids_required: bool) -> tuple[Any, ...]:
+    def chunks_of(name: str, current: Sequence[Chunk], ids_required: bool) -> Sequence[Chunk]:
         if name in given:
             return parser.chunks_section(given[name], name, ids_required=ids_required)
         if documents_changed and current:

@@ -27,7 +27,7 @@ from ..text.locate import locate
 from .bounded_read import UNREADABLE, NotARegularFile, read_text
 from .frameworks import FrameworkReader
 from .model import (
-    Chunk, Claim, Dataset, Document, EvidenceSpan, Params, Query, RunEntry, Vectors, new_chunks,
+    Chunk, ChunkTable, Claim, Dataset, Document, EvidenceSpan, Params, Query, RunEntry, Vectors,
 )
 
 __all__ = ["FORMAT_ID", "MAX_FILE_BYTES", "MAX_JSON_BYTES", "MAX_YAML_BYTES", "Parser",
@@ -195,7 +195,7 @@ class Parser:
         self.documents: dict[str, Document] = {}
         self._lengths: dict[str, int] = {}
         self._frameworks: FrameworkReader | None = None
-        self._chunks: tuple[Chunk, ...] = ()
+        self._chunks: Sequence[Chunk] = ()
 
     @property
     def frameworks(self) -> FrameworkReader:
@@ -205,17 +205,17 @@ class Parser:
         self._frameworks.use_chunks(self._chunks)
         return self._frameworks
 
-    def use_chunks(self, chunks: tuple[Chunk, ...]) -> None:
+    def use_chunks(self, chunks: Sequence[Chunk]) -> None:
         """The chunks that chunk objects in ranked lists (``retrieved_ids``) are matched
         against: those of the dataset being built."""
         self._chunks = chunks
 
-    def with_discovered(self, chunks: tuple[Chunk, ...]) -> tuple[Chunk, ...]:
+    def with_discovered(self, chunks: Sequence[Chunk]) -> Sequence[Chunk]:
         """``chunks`` and, after them, the chunks of ranked-list objects that were not
         among them."""
         if self._frameworks is None or not self._frameworks.discovered:
             return chunks
-        return chunks + tuple(self._frameworks.discovered.values())
+        return (*chunks, *self._frameworks.discovered.values())
 
     # -- primitives ---------------------------------------------------------
     def fail(self, place: str, problem: str) -> NoReturn:
@@ -485,7 +485,7 @@ class Parser:
             self.fail(where, f"start {start} is after end {end}")
         return start, end
 
-    def chunks_section(self, value: object, place: str, *, ids_required: bool) -> tuple[Chunk, ...]:
+    def chunks_section(self, value: object, place: str, *, ids_required: bool) -> Sequence[Chunk]:
         plain = self._plain_chunks(self.sequence(value, place))
         if plain is not None:
             return plain
@@ -548,9 +548,9 @@ class Parser:
             self.free_form(chunk.metadata, f"{place}.metadata")
         return chunk
 
-    def _plain_chunks(self, items: Sequence[Any]) -> tuple[Chunk, ...] | None:
-        """The chunks, checked column by column, when every item is a plain
-        ``{"id", "doc_id", "start", "end"}`` dict that passes every rule.
+    def _plain_chunks(self, items: Sequence[Any]) -> ChunkTable | None:
+        """The chunks, checked column by column and kept as columns, when every
+        item is a plain ``{"id", "doc_id", "start", "end"}`` dict that passes every rule.
 
         ``None`` otherwise: the item-by-item path then finds (and names) the
         first problem, so this changes no result and no message.
@@ -564,7 +564,10 @@ class Parser:
         except KeyError:
             return None
         if not (_only(ids, _STR) and _only(doc_ids, _STR) and _only(starts, _INT)
-                and _only(ends, _INT) and all(ids) and len(set(ids)) == len(ids)):
+                and _only(ends, _INT) and all(ids)):
+            return None
+        index = dict(zip(ids, range(len(ids))))
+        if len(index) != len(ids):
             return None
         limits = list(map(self._document_lengths().get, doc_ids))
         if None in limits:
@@ -578,7 +581,7 @@ class Parser:
             return None
         if not ((low >= 0) & (low <= high) & (high <= np.array(limits, dtype=np.int64))).all():
             return None
-        return new_chunks(ids, doc_ids, starts, ends)
+        return ChunkTable.of(ids, doc_ids, starts, ends, index)
 
     def expected_metadata(self, value: object, place: str = "expected_metadata"
                           ) -> dict[str, dict[str, Any]]:

@@ -483,8 +483,13 @@ class EmbeddingEvaluator(RankedStageEvaluator):
                                "must hold finite numbers with a finite norm")
         # Only queries with gold or ann_ids need their exact top K.
         ranked = [n for n, (i, _, ann_ids) in enumerate(asked) if gold[i] or ann_ids is not None]
+        # Vectors in chunk order, one per chunk (an array aligned with the
+        # chunks, for one): the chunks' own index says which row is which.
+        chunk_index = dataset.chunk_index
+        aligned = count == len(chunk_index) and ids == tuple(chunk_index)
         try:
-            scan = scan_vectors(matrix, query_units[ranked], k, tie_order(ids, dataset.chunk_index))
+            scan = scan_vectors(matrix, query_units[ranked], k,
+                                None if aligned else tie_order(ids, chunk_index))
         except NonFiniteVector as error:
             raise DatasetError(dataset.source, f"vectors.chunks[{ids[error.row]!r}]",
                                "must hold finite numbers with a finite norm") from None
@@ -495,7 +500,7 @@ class EmbeddingEvaluator(RankedStageEvaluator):
         if vectors.indexed_ids is not None:
             builder.set("index_coverage", len(set(ids) & set(vectors.indexed_ids)) / count)
 
-        row_of = {vector_id: row for row, vector_id in enumerate(ids)}
+        row_of = chunk_index if aligned else dict(zip(ids, range(count)))
         recall = np.full(len(queries), np.nan)
         ann = np.full(len(queries), np.nan)
         for top, n in zip(scan.top.tolist(), ranked):
