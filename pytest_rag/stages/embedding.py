@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain, repeat
 from typing import Any, Final
 
 import numpy as np
@@ -382,6 +383,18 @@ def scan_vectors(matrix: npt.NDArray[Any], queries: FloatArray, k: int,
     return VectorScan(norms, _count_distinct(matrix, hashes, rows_per_block), unit_sum, top)
 
 
+def _hits_in_top(top: IntArray, row_of: Mapping[str, int], wanted: list[list[str]]
+                 ) -> FloatArray:
+    """Per row of ``top`` (a query's top-K rows), how many of its ``wanted`` ids
+    have their row (``row_of``; an id without one is never found) in it."""
+    owner = np.repeat(np.arange(len(wanted)), [len(ids) for ids in wanted])
+    rows = np.fromiter(map(row_of.get, chain.from_iterable(wanted), repeat(-1)),
+                       dtype=np.int64, count=owner.shape[0])
+    found = (top[owner] == rows[:, None]).any(axis=1)
+    counts: FloatArray = np.bincount(owner, weights=found, minlength=len(wanted)).astype(np.float64)
+    return counts
+
+
 def tie_order(vector_ids: Sequence[str], chunk_index: Mapping[str, int]) -> IntArray | None:
     """Rows of ``vector_ids`` in tie order, or ``None`` when that is their order.
 
@@ -501,16 +514,21 @@ class EmbeddingEvaluator(RankedStageEvaluator):
             builder.set("index_coverage", len(set(ids) & set(vectors.indexed_ids)) / count)
 
         row_of = chunk_index if aligned else dict(zip(ids, range(count)))
+        # Gold and ANN ids of the ranked queries, each found or not in its
+        # query's exact top K (the rows of a top K are distinct).
+        gold_lists = [gold[asked[n][0]] for n in ranked]
+        ann_lists = [None if (listed := asked[n][2]) is None else top_k(listed, k)
+                     for n in ranked]
+        gold_hits = _hits_in_top(scan.top, row_of, gold_lists)
+        ann_hits = _hits_in_top(scan.top, row_of, [found or [] for found in ann_lists])
         recall = np.full(len(queries), np.nan)
         ann = np.full(len(queries), np.nan)
-        for top, n in zip(scan.top.tolist(), ranked):
-            i, _, ann_ids = asked[n]
-            exact = set(top)
-            if gold[i]:
-                recall[i] = sum(row_of.get(g, -1) in exact for g in gold[i]) / len(gold[i])
-            if ann_ids is not None:
-                found = top_k(ann_ids, k)
-                ann[i] = sum(row_of.get(a, -1) in exact for a in found) / len(exact)
+        query_rows = [asked[n][0] for n in ranked]
+        with_gold = [j for j, wanted in enumerate(gold_lists) if wanted]
+        recall[[query_rows[j] for j in with_gold]] = (
+            gold_hits[with_gold] / np.asarray([len(gold_lists[j]) for j in with_gold]))
+        with_ann = [j for j, found in enumerate(ann_lists) if found is not None]
+        ann[[query_rows[j] for j in with_ann]] = ann_hits[with_ann] / scan.top.shape[1]
         builder.set_per_query("query_topk_recall", recall)
         builder.set_per_query("ann_recall_at_k", ann)
 
