@@ -330,7 +330,12 @@ class Parser:
                 self.fail(place, "a vector must have at least one dimension")
             if not (rows and array.dtype == np.float32):
                 array = np.asarray(array, dtype=np.float64)
-            if not np.isfinite(array).all():
+            # One sum first, at memory speed: a NaN or an infinity makes it
+            # non-finite.  Only then (or when finite values overflow it) is
+            # every value checked, which also finds the first bad one.
+            with np.errstate(over="ignore", invalid="ignore"):
+                total = np.add.reduce(array, axis=None)
+            if not np.isfinite(total) and not np.isfinite(array).all():
                 bad = np.argwhere(~np.isfinite(array))[0]
                 where = "".join(f"[{int(i)}]" for i in bad)
                 self.fail(f"{place}{where}",
@@ -559,7 +564,7 @@ class Parser:
                 or set(map(len, items)) != {len(_PLAIN_CHUNK_KEYS)}):
             return None
         try:
-            ids, doc_ids, starts, ends = (list(map(column, items))
+            ids, doc_ids, starts, ends = (tuple(map(column, items))
                                           for column in _plain_chunk_columns)
         except KeyError:
             return None
@@ -569,17 +574,20 @@ class Parser:
         index = dict(zip(ids, range(len(ids))))
         if len(index) != len(ids):
             return None
-        limits = list(map(self._document_lengths().get, doc_ids))
-        if None in limits:
+        try:  # every doc_id is a str, so only an unknown one fails
+            limits = list(map(self._document_lengths().__getitem__, doc_ids))
+        except KeyError:
             return None
         import numpy as np
 
+        count = len(ids)
         try:
-            low = np.array(starts, dtype=np.int64)
-            high = np.array(ends, dtype=np.int64)
+            low = np.fromiter(starts, dtype=np.int64, count=count)
+            high = np.fromiter(ends, dtype=np.int64, count=count)
         except OverflowError:
             return None
-        if not ((low >= 0) & (low <= high) & (high <= np.array(limits, dtype=np.int64))).all():
+        if not ((low >= 0) & (low <= high)
+                & (high <= np.fromiter(limits, dtype=np.int64, count=count))).all():
             return None
         return ChunkTable.of(ids, doc_ids, starts, ends, index)
 
