@@ -1,9 +1,11 @@
-"""Plain chunks as columns (``ChunkTable``): the same reports and messages as records.
+"""The embedding stage's inputs: plain chunks as columns, vector arrays checked at once.
 
-A list of plain ``{"id", "doc_id", "start", "end"}`` dicts is kept as columns,
-and the embedding stage reads only its ids, so it never makes a record per
-chunk.  The same chunks given as :class:`Chunk` records take the item-by-item
-path; both must give the same report, and bad chunks the same message.
+A list of plain ``{"id", "doc_id", "start", "end"}`` dicts is kept as columns
+(``ChunkTable``), and the embedding stage reads only its ids, so it never
+makes a record per chunk.  The same chunks given as :class:`Chunk` records
+take the item-by-item path; both must give the same report, and bad chunks
+the same message.  A vector array is checked for NaN and infinity by one sum,
+value by value only when that sum is not finite.
 """
 
 from __future__ import annotations
@@ -216,3 +218,33 @@ def test_a_matrix_needs_a_row_per_chunk_of_a_table() -> None:
     assert str(info.value) == ("<arguments>: chunk_vectors: an array of 39 rows needs one row per "
                                "chunk; there are 40 chunks (or pass a mapping of chunk id to "
                                "vector)")
+
+
+@pytest.mark.parametrize(("bad", "message"), [
+    ((3, 4, np.nan), "chunk_vectors[3][4]: must be a finite number, got nan"),
+    ((0, 0, np.inf), "chunk_vectors[0][0]: must be a finite number, got inf"),
+    ((39, 5, -np.inf), "chunk_vectors[39][5]: must be a finite number, got -inf"),
+])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_non_finite_value_is_named_in_an_array(bad: tuple[int, int, float], message: str,
+                                                 dtype: type) -> None:
+    vectors = VECTORS.astype(dtype)
+    vectors[1, 1] = np.inf if bad[2] == -np.inf else 1.0  # +inf and -inf: a NaN sum
+    vectors[bad[0], bad[1]] = bad[2]
+    with pytest.raises(DatasetError) as info:
+        EmbeddingEvaluator().evaluate(documents=DOCUMENTS, chunks=_plain_chunks(),
+                                      chunk_vectors=vectors)
+    first = "chunk_vectors[1][1]: must be a finite number, got inf" if bad[2] == -np.inf else message
+    assert str(info.value) == f"<arguments>: {first}"
+
+
+@pytest.mark.parametrize(("dtype", "huge"), [(np.float32, 1e38), (np.float64, 1e306)])
+def test_finite_values_whose_sum_overflows_are_accepted(dtype: type, huge: float) -> None:
+    vectors = np.full((COUNT, DIM), huge, dtype=dtype)
+    vectors[::2, 0] = huge / 2
+    with np.errstate(over="ignore"):
+        assert not np.isfinite(vectors.sum())  # the value-by-value check decides
+    report = EmbeddingEvaluator(k=2).evaluate(documents=DOCUMENTS, chunks=_plain_chunks(),
+                                              chunk_vectors=vectors, query_vector=QUERY_VECTORS,
+                                              relevant=RELEVANT)
+    assert report.values["duplicate_vector_rate"] == (COUNT - 2) / COUNT
