@@ -330,12 +330,13 @@ class Parser:
                 self.fail(place, "a vector must have at least one dimension")
             if not (rows and array.dtype == np.float32):
                 array = np.asarray(array, dtype=np.float64)
-            # One sum first, at memory speed: a NaN or an infinity makes it
-            # non-finite.  Only then (or when finite values overflow it) is
+            # The row sums first, one BLAS product with a vector of ones at
+            # memory speed: a NaN or an infinity makes its row's sum
+            # non-finite.  Only then (or when finite values overflow a sum) is
             # every value checked, which also finds the first bad one.
             with np.errstate(over="ignore", invalid="ignore"):
-                total = np.add.reduce(array, axis=None)
-            if not np.isfinite(total) and not np.isfinite(array).all():
+                sums = array @ np.ones(array.shape[-1], dtype=array.dtype)
+            if not np.isfinite(sums).all() and not np.isfinite(array).all():
                 bad = np.argwhere(~np.isfinite(array))[0]
                 where = "".join(f"[{int(i)}]" for i in bad)
                 self.fail(f"{place}{where}",
