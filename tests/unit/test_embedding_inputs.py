@@ -248,3 +248,44 @@ def test_finite_values_whose_sum_overflows_are_accepted(dtype: type, huge: float
                                               chunk_vectors=vectors, query_vector=QUERY_VECTORS,
                                               relevant=RELEVANT)
     assert report.values["duplicate_vector_rate"] == (COUNT - 2) / COUNT
+
+
+def test_documents_and_query_vectors_checked_at_once_equal_those_checked_one_by_one() -> None:
+    from pytest_rag.dataset.model import Document
+
+    vectors32 = {query: vector.astype(np.float32) for query, vector in QUERY_VECTORS.items()}
+    at_once = resolve_inputs(None, {"documents": DOCUMENTS, "query_vector": vectors32})
+    # A list of documents and a vector given as a list take the item-by-item paths.
+    one_by_one = resolve_inputs(None, {
+        "documents": [Document(doc_id, text) for doc_id, text in DOCUMENTS.items()],
+        "query_vector": {**vectors32, "q1": vectors32["q1"].tolist()}})
+    assert at_once.documents == one_by_one.documents
+    assert [doc.path for doc in at_once.documents] == [None, None]
+    assert at_once.run.keys() == one_by_one.run.keys()
+    for query, entry in at_once.run.items():
+        expected = one_by_one.run[query].query_vector
+        assert entry.query_vector is not None and expected is not None
+        assert entry.query_vector.dtype == np.float64
+        np.testing.assert_array_equal(entry.query_vector, expected)
+    # float64 vectors are kept as they are, as the parser keeps them.
+    kept = resolve_inputs(None, {"query_vector": QUERY_VECTORS})
+    assert all(kept.run[query].query_vector is vector for query, vector in QUERY_VECTORS.items())
+
+
+@pytest.mark.parametrize(("inputs", "message"), [
+    ({"documents": {"d1": TEXT, "d2": 5}}, "documents[1].text: expected a string, got a number 5"),
+    ({"documents": {"d1": TEXT, "": "x"}}, "documents[1].id: an id must not be empty"),
+    ({"query_vector": {"q1": np.ones(3), "q2": np.array([1.0, np.nan, 2.0])}},
+     "query_vector['q2'][1]: must be a finite number, got nan"),
+    ({"query_vector": {"q1": np.ones(3), "q2": np.ones(0)}},
+     "query_vector['q2']: a vector must have at least one dimension"),
+    ({"query_vector": {"q1": np.ones(3), "q2": np.ones((1, 3))}},
+     "query_vector['q2']: expected a vector, got an array of 2 dimensions"),
+    ({"query_vector": {"q1": np.ones(3), "q2": np.ones(2)}, "chunk_vectors": {"c": [1.0] * 3}},
+     "query_vector['q2']: has 2 dimensions, the chunk vectors have 3"),
+])
+def test_documents_and_query_vectors_that_are_not_plain_get_their_messages(
+        inputs: dict[str, Any], message: str) -> None:
+    with pytest.raises(DatasetError) as info:
+        resolve_inputs(None, inputs)
+    assert str(info.value) == f"<arguments>: {message}"
