@@ -35,7 +35,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from ..dataset.model import Dataset
+from ..dataset.model import ChunkTable, Dataset
 from ..errors import DatasetError
 from ..kernels.aggregate import FloatArray, mean, ratio
 from ..kernels.ranking import scatter, top_k
@@ -499,7 +499,9 @@ class EmbeddingEvaluator(RankedStageEvaluator):
         # Vectors in chunk order, one per chunk (an array aligned with the
         # chunks, for one): the chunks' own index says which row is which.
         chunk_index = dataset.chunk_index
-        aligned = count == len(chunk_index) and ids == tuple(chunk_index)
+        aligned = count == len(chunk_index) and (
+            (isinstance(dataset.chunks, ChunkTable) and ids is dataset.chunks.ids)
+            or ids == tuple(chunk_index))
         try:
             scan = scan_vectors(matrix, query_units[ranked], k,
                                 None if aligned else tie_order(ids, chunk_index))
@@ -534,8 +536,9 @@ class EmbeddingEvaluator(RankedStageEvaluator):
 
         # Positive: the gold rows of each query; negative: every other row, whose
         # cosine sum is (q . sum of unit vectors) - (positive sum).
-        pair_query = [n for n, (i, _, _) in enumerate(asked) for g in gold[i] if g in row_of]
-        pair_row = np.asarray([row_of[g] for i, _, _ in asked for g in gold[i] if g in row_of],
+        gold_rows = [list(map(row_of.get, gold[i])) for i, _, _ in asked]
+        pair_query = [n for n, found in enumerate(gold_rows) for row in found if row is not None]
+        pair_row = np.asarray([row for found in gold_rows for row in found if row is not None],
                               dtype=np.int64)
         _, gold_units = _unit_rows(np.asarray(matrix[pair_row], dtype=np.float64))
         pairs = np.asarray(pair_query, dtype=np.int64)
