@@ -197,10 +197,15 @@ BAD_CHUNKS = [
 @pytest.mark.parametrize(("chunks", "message"), [
     pytest.param(chunks, message, id=message.split(":")[0]) for chunks, message in BAD_CHUNKS])
 def test_bad_chunks_get_the_item_by_item_message(chunks: list[Any], message: str) -> None:
-    with pytest.raises(DatasetError) as info:
-        EmbeddingEvaluator(k=2).evaluate(documents=DOCUMENTS, chunks=chunks,
-                                         chunk_vectors=VECTORS, query_vector=QUERY_VECTORS)
-    assert str(info.value) == f"<arguments>: {message}"
+    # With a chunk carrying metadata appended, the list can only go item by item:
+    # the first problem, and its message, must be the same either way.
+    item_by_item = [*chunks, {"id": "extra", "doc_id": "d1", "start": 0, "end": 1,
+                              "metadata": {"k": 1}}]
+    for given in (chunks, item_by_item):
+        with pytest.raises(DatasetError) as info:
+            EmbeddingEvaluator(k=2).evaluate(documents=DOCUMENTS, chunks=given,
+                                             chunk_vectors=VECTORS, query_vector=QUERY_VECTORS)
+        assert str(info.value) == f"<arguments>: {message}"
 
 
 def test_chunks_that_are_not_plain_take_the_item_path_with_the_same_result() -> None:
