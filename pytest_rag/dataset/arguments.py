@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import dataclasses
 import operator
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from itertools import chain
 from typing import Any, Final, TypeVar
 
 from ..errors import unknown_names
-from .model import Dataset, Query, RunEntry, Vectors, assemble, replaced
+from .model import (
+    Chunk, Dataset, Document, Query, RunEntry, Vectors, assemble, chunk_ids, replaced,
+)
 from .parser import (
     ID_LIST_FIELDS, MAX_GRADE, RUN_KEYS, Parser, check_vector_dimensions, describe_value,
 )
@@ -59,6 +61,46 @@ def _plain_grades(raws: list[Any]) -> list[dict[str, int] | None] | None:
                                                <= MAX_GRADE):
         return None
     return [(raw and dict(raw)) or None for raw in raws]
+
+
+def _plain_vectors(raws: list[Any]) -> list[Any] | None:
+    """``parser.run_field("query_vector", ...)`` of every value (``None`` stays ``None``)
+    when each is a one-dimensional float32 or float64 numpy array, all of one
+    dtype and one length, with only finite values, checked at once; else ``None``.
+
+    Those are the vectors ``Parser.matrix`` converts to float64 without a
+    message (a float64 one is kept as it is), so the values are the same.
+    """
+    import numpy as np
+
+    given = [raw for raw in raws if raw is not None]
+    if not given or set(map(type, given)) != {np.ndarray}:
+        return None
+    kinds = {(raw.dtype, raw.shape) for raw in given}
+    if len(kinds) != 1:
+        return None
+    dtype, shape = kinds.pop()
+    if dtype not in (np.float32, np.float64) or len(shape) != 1 or shape[0] == 0:
+        return None
+    stacked = np.stack(given).astype(np.float64, copy=False)
+    if not np.isfinite(stacked).all():
+        return None
+    rows = iter(given if dtype == np.float64 else stacked)
+    return [None if raw is None else next(rows) for raw in raws]
+
+
+def _plain_documents(value: Mapping[Any, Any]) -> tuple[Document, ...] | None:
+    """``parser.documents_section`` of a ``{doc_id: text}`` dict whose ids are non-empty
+    strings and texts strings (exact types, checked in C); else ``None``, and the
+    parser checks each document with its message."""
+    if type(value) is not dict or not (set(map(type, value)) <= _STR
+                                       and set(map(type, value.values())) <= _STR
+                                       and all(value)):
+        return None
+    return tuple(assemble(Document, {"id": doc_id, "text": text})
+                 for doc_id, text in value.items())
+
+
 _Record = TypeVar("_Record", Query, RunEntry)
 
 #: Per-query gold inputs: keyword -> Query attribute.
@@ -104,7 +146,7 @@ def _chunk_vectors(parser: Parser, value: object, dataset: Dataset) -> tuple[tup
     if isinstance(value, Mapping):
         return parser.chunk_vectors(value, "chunk_vectors")
     matrix = parser.matrix(value, "chunk_vectors", rows=True)
-    ids = tuple(chunk.id for chunk in dataset.chunks if chunk.id is not None)
+    ids = chunk_ids(dataset.chunks)
     if matrix.shape[0] != len(ids):
         parser.fail("chunk_vectors", f"an array of {matrix.shape[0]} rows needs one row per "
                                      f"chunk; there are {len(ids)} chunks (or pass a mapping "
@@ -153,14 +195,19 @@ def resolve_inputs(dataset: Dataset | None, inputs: Mapping[str, Any],
     documents = base.documents
     if "documents" in given:
         value = given["documents"]
-        if isinstance(value, Mapping):
-            value = [{"id": doc_id, "text": text} for doc_id, text in value.items()]
-        documents = parser.documents_section(value, "documents")
+        plain_documents = _plain_documents(value) if isinstance(value, Mapping) else None
+        if plain_documents is not None:
+            documents = plain_documents
+            parser.documents.update((document.id, document) for document in documents)
+        else:
+            if isinstance(value, Mapping):
+                value = [{"id": doc_id, "text": text} for doc_id, text in value.items()]
+            documents = parser.documents_section(value, "documents")
     else:
         parser.documents.update(base.document_by_id)
     documents_changed = "documents" in given
 
-    def chunks_of(name: str, current: tuple[Any, ...], ids_required: bool) -> tuple[Any, ...]:
+    def chunks_of(name: str, current: Sequence[Chunk], ids_required: bool) -> Sequence[Chunk]:
         if name in given:
             return parser.chunks_section(given[name], name, ids_required=ids_required)
         if documents_changed and current:
@@ -256,7 +303,8 @@ def resolve_inputs(dataset: Dataset | None, inputs: Mapping[str, Any],
     columns: list[tuple[str, list[Any], list[Any] | None]] = []
     for name, mapping in run_maps:
         raws = list(map(mapping.get, query_ids))
-        columns.append((name, raws, _plain_id_lists(raws) if name in ID_LIST_FIELDS else None))
+        columns.append((name, raws, _plain_id_lists(raws) if name in ID_LIST_FIELDS
+                        else _plain_vectors(raws) if name == "query_vector" else None))
     for index, query_id in enumerate(query_ids if run_maps else ()):
         fields: dict[str, Any] = {}
         for name, raws, plain in columns:

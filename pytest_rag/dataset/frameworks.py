@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import numbers
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
@@ -166,13 +166,13 @@ class FrameworkReader:
         self._names: dict[str, list[str]] | None = None
         self._span_ids: dict[tuple[str, int, int], str] | None = None
         self._chunk_ids: set[str] | None = None
-        self._chunks: tuple[Chunk, ...] = ()
+        self._chunks: Sequence[Chunk] = ()
         #: Chunks of ranked-list objects that are not among the chunks, by id.
         self.discovered: dict[str, Chunk] = {}
         # A value's match, once per value: resolving a file path asks the file system.
         self._matches: dict[str, tuple[str | None, list[str]]] = {}
 
-    def use_chunks(self, chunks: tuple[Chunk, ...]) -> None:
+    def use_chunks(self, chunks: Sequence[Chunk]) -> None:
         """The chunks that objects in ranked lists are matched against (indexed when
         the first object is)."""
         if chunks is not self._chunks:

@@ -11,9 +11,9 @@ from __future__ import annotations
 import dataclasses
 import functools
 import operator
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Final, TypeVar, cast, overload
 
 if TYPE_CHECKING:
     import numpy as np
@@ -29,6 +29,8 @@ _QUERY_ID: Final = operator.attrgetter("id")
 __all__ = [
     "documents_fingerprint",
     "Chunk",
+    "ChunkTable",
+    "chunk_ids",
     "Claim",
     "Dataset",
     "Document",
@@ -192,6 +194,88 @@ def new_chunks(ids: Sequence[str], doc_ids: Sequence[str], starts: Sequence[int]
     return tuple(chunks)
 
 
+@dataclass(frozen=True, eq=False)
+class ChunkTable(Sequence[Chunk]):
+    """Chunks without metadata held as columns: a read-only sequence of :class:`Chunk`.
+
+    What a list of plain ``{"id", "doc_id", "start", "end"}`` chunks becomes:
+    the parser checks it column by column and keeps the columns, so a stage
+    that needs only the ids (embedding: which vector is which chunk) never
+    makes 200,000 records.  The records are made the first time one is read
+    (:attr:`records`) and kept with the table; the table equals the tuple of
+    its records and hashes like it, so a dataset holding it compares,
+    hashes and prints as one holding that tuple.
+
+    The columns are validated (unique non-empty ids, known documents,
+    offsets inside them); the constructor does not check them again.
+    """
+
+    ids: tuple[str, ...]
+    doc_ids: tuple[str, ...]
+    starts: tuple[int, ...]
+    ends: tuple[int, ...]
+
+    @classmethod
+    def of(cls, ids: Sequence[str], doc_ids: Sequence[str], starts: Sequence[int],
+           ends: Sequence[int], index: dict[str, int] | None = None) -> ChunkTable:
+        """The table of four validated columns; ``index``: :attr:`row_of`, when already built."""
+        table = cls(tuple(ids), tuple(doc_ids), tuple(starts), tuple(ends))
+        if index is not None:
+            table.__dict__["row_of"] = index
+        return table
+
+    @functools.cached_property
+    def records(self) -> tuple[Chunk, ...]:
+        """The chunks as records, made once per table."""
+        return new_chunks(self.ids, self.doc_ids, self.starts, self.ends)
+
+    @functools.cached_property
+    def row_of(self) -> dict[str, int]:
+        """Chunk id to its row (do not modify: it is shared with the datasets holding the table)."""
+        return dict(zip(self.ids, range(len(self.ids))))
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @overload
+    def __getitem__(self, row: int) -> Chunk: ...
+
+    @overload
+    def __getitem__(self, row: slice) -> tuple[Chunk, ...]: ...
+
+    def __getitem__(self, row: int | slice) -> Chunk | tuple[Chunk, ...]:
+        return self.records[row]
+
+    def __iter__(self) -> Iterator[Chunk]:
+        return iter(self.records)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, ChunkTable):
+            return self is other or self.records == other.records
+        if isinstance(other, tuple):
+            return self.records == other
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.records)
+
+    def __add__(self, other: tuple[Chunk, ...]) -> tuple[Chunk, ...]:
+        return self.records + other
+
+    def __radd__(self, other: tuple[Chunk, ...]) -> tuple[Chunk, ...]:
+        return other + self.records
+
+    def __repr__(self) -> str:
+        return repr(self.records)
+
+
+def chunk_ids(chunks: Sequence[Chunk]) -> tuple[str, ...]:
+    """The ids of the chunks that have one, in order (a table's id column as it is)."""
+    if isinstance(chunks, ChunkTable):
+        return chunks.ids
+    return tuple(chunk.id for chunk in chunks if chunk.id is not None)
+
+
 @dataclass(frozen=True)
 class EvidenceSpan:
     """A gold evidence span ``[start, end)`` of a document (quotes already located)."""
@@ -302,6 +386,9 @@ class Dataset:
     ----------
     source:
         The file it came from, or ``"<arguments>"``.
+    chunks, expected_chunks:
+        Sequences of :class:`Chunk`: a tuple, or a :class:`ChunkTable` (equal
+        to the tuple of its records) where they were plain chunks.
     run:
         Query id to :class:`RunEntry`; a query without an entry has no run data.
     expected:
@@ -318,8 +405,8 @@ class Dataset:
     source: str = "<arguments>"
     params: Params = field(default_factory=Params)
     documents: tuple[Document, ...] = ()
-    chunks: tuple[Chunk, ...] = ()
-    expected_chunks: tuple[Chunk, ...] = ()
+    chunks: Sequence[Chunk] = ()
+    expected_chunks: Sequence[Chunk] = ()
     expected_metadata: Mapping[str, Mapping[str, Any]] | None = None
     vectors: Vectors | None = None
     queries: tuple[Query, ...] = ()
@@ -334,7 +421,10 @@ class Dataset:
 
     @functools.cached_property
     def chunk_index(self) -> dict[str, int]:
-        """Chunk id to its position in :attr:`chunks`."""
+        """Chunk id to its position in :attr:`chunks` (do not modify: a
+        :class:`ChunkTable`'s own index is shared)."""
+        if isinstance(self.chunks, ChunkTable):
+            return self.chunks.row_of
         return {chunk.id: i for i, chunk in enumerate(self.chunks) if chunk.id is not None}
 
     def derived(self, name: str, build: Callable[[Dataset], _Derived]) -> _Derived:

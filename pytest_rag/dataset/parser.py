@@ -28,7 +28,7 @@ from .bounded_read import UNREADABLE, NotARegularFile, read_text
 from .columns import plain_queries, plain_run
 from .frameworks import FrameworkReader
 from .model import (
-    Chunk, Claim, Dataset, Document, EvidenceSpan, Params, Query, RunEntry, Vectors, new_chunks,
+    Chunk, ChunkTable, Claim, Dataset, Document, EvidenceSpan, Params, Query, RunEntry, Vectors,
 )
 
 __all__ = ["FORMAT_ID", "MAX_FILE_BYTES", "MAX_JSON_BYTES", "MAX_YAML_BYTES", "Parser",
@@ -196,7 +196,7 @@ class Parser:
         self.documents: dict[str, Document] = {}
         self._lengths: dict[str, int] = {}
         self._frameworks: FrameworkReader | None = None
-        self._chunks: tuple[Chunk, ...] = ()
+        self._chunks: Sequence[Chunk] = ()
 
     @property
     def frameworks(self) -> FrameworkReader:
@@ -206,17 +206,17 @@ class Parser:
         self._frameworks.use_chunks(self._chunks)
         return self._frameworks
 
-    def use_chunks(self, chunks: tuple[Chunk, ...]) -> None:
+    def use_chunks(self, chunks: Sequence[Chunk]) -> None:
         """The chunks that chunk objects in ranked lists (``retrieved_ids``) are matched
         against: those of the dataset being built."""
         self._chunks = chunks
 
-    def with_discovered(self, chunks: tuple[Chunk, ...]) -> tuple[Chunk, ...]:
+    def with_discovered(self, chunks: Sequence[Chunk]) -> Sequence[Chunk]:
         """``chunks`` and, after them, the chunks of ranked-list objects that were not
         among them."""
         if self._frameworks is None or not self._frameworks.discovered:
             return chunks
-        return chunks + tuple(self._frameworks.discovered.values())
+        return (*chunks, *self._frameworks.discovered.values())
 
     # -- primitives ---------------------------------------------------------
     def fail(self, place: str, problem: str) -> NoReturn:
@@ -331,7 +331,13 @@ class Parser:
                 self.fail(place, "a vector must have at least one dimension")
             if not (rows and array.dtype == np.float32):
                 array = np.asarray(array, dtype=np.float64)
-            if not np.isfinite(array).all():
+            # The row sums first, one BLAS product with a vector of ones at
+            # memory speed: a NaN or an infinity makes its row's sum
+            # non-finite.  Only then (or when finite values overflow a sum) is
+            # every value checked, which also finds the first bad one.
+            with np.errstate(over="ignore", invalid="ignore"):
+                sums = array @ np.ones(array.shape[-1], dtype=array.dtype)
+            if not np.isfinite(sums).all() and not np.isfinite(array).all():
                 bad = np.argwhere(~np.isfinite(array))[0]
                 where = "".join(f"[{int(i)}]" for i in bad)
                 self.fail(f"{place}{where}",
@@ -486,7 +492,7 @@ class Parser:
             self.fail(where, f"start {start} is after end {end}")
         return start, end
 
-    def chunks_section(self, value: object, place: str, *, ids_required: bool) -> tuple[Chunk, ...]:
+    def chunks_section(self, value: object, place: str, *, ids_required: bool) -> Sequence[Chunk]:
         plain = self._plain_chunks(self.sequence(value, place))
         if plain is not None:
             return plain
@@ -549,9 +555,9 @@ class Parser:
             self.free_form(chunk.metadata, f"{place}.metadata")
         return chunk
 
-    def _plain_chunks(self, items: Sequence[Any]) -> tuple[Chunk, ...] | None:
-        """The chunks, checked column by column, when every item is a plain
-        ``{"id", "doc_id", "start", "end"}`` dict that passes every rule.
+    def _plain_chunks(self, items: Sequence[Any]) -> ChunkTable | None:
+        """The chunks, checked column by column and kept as columns, when every
+        item is a plain ``{"id", "doc_id", "start", "end"}`` dict that passes every rule.
 
         ``None`` otherwise: the item-by-item path then finds (and names) the
         first problem, so this changes no result and no message.
@@ -560,26 +566,32 @@ class Parser:
                 or set(map(len, items)) != {len(_PLAIN_CHUNK_KEYS)}):
             return None
         try:
-            ids, doc_ids, starts, ends = (list(map(column, items))
+            ids, doc_ids, starts, ends = (tuple(map(column, items))
                                           for column in _plain_chunk_columns)
         except KeyError:
             return None
         if not (_only(ids, _STR) and _only(doc_ids, _STR) and _only(starts, _INT)
-                and _only(ends, _INT) and all(ids) and len(set(ids)) == len(ids)):
+                and _only(ends, _INT) and all(ids)):
             return None
-        limits = list(map(self._document_lengths().get, doc_ids))
-        if None in limits:
+        index = dict(zip(ids, range(len(ids))))
+        if len(index) != len(ids):
+            return None
+        try:  # every doc_id is a str, so only an unknown one fails
+            limits = list(map(self._document_lengths().__getitem__, doc_ids))
+        except KeyError:
             return None
         import numpy as np
 
+        count = len(ids)
         try:
-            low = np.array(starts, dtype=np.int64)
-            high = np.array(ends, dtype=np.int64)
+            low = np.fromiter(starts, dtype=np.int64, count=count)
+            high = np.fromiter(ends, dtype=np.int64, count=count)
         except OverflowError:
             return None
-        if not ((low >= 0) & (low <= high) & (high <= np.array(limits, dtype=np.int64))).all():
+        if not ((low >= 0) & (low <= high)
+                & (high <= np.fromiter(limits, dtype=np.int64, count=count))).all():
             return None
-        return new_chunks(ids, doc_ids, starts, ends)
+        return ChunkTable.of(ids, doc_ids, starts, ends, index)
 
     def expected_metadata(self, value: object, place: str = "expected_metadata"
                           ) -> dict[str, dict[str, Any]]:

@@ -29,12 +29,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain, repeat
 from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
-from ..dataset.model import Dataset
+from ..dataset.model import ChunkTable, Dataset
 from ..errors import DatasetError
 from ..kernels.aggregate import FloatArray, mean, ratio
 from ..kernels.ranking import scatter, top_k
@@ -382,6 +383,18 @@ def scan_vectors(matrix: npt.NDArray[Any], queries: FloatArray, k: int,
     return VectorScan(norms, _count_distinct(matrix, hashes, rows_per_block), unit_sum, top)
 
 
+def _hits_in_top(top: IntArray, row_of: Mapping[str, int], wanted: list[list[str]]
+                 ) -> FloatArray:
+    """Per row of ``top`` (a query's top-K rows), how many of its ``wanted`` ids
+    have their row (``row_of``; an id without one is never found) in it."""
+    owner = np.repeat(np.arange(len(wanted)), [len(ids) for ids in wanted])
+    rows = np.fromiter(map(row_of.get, chain.from_iterable(wanted), repeat(-1)),
+                       dtype=np.int64, count=owner.shape[0])
+    found = (top[owner] == rows[:, None]).any(axis=1)
+    counts: FloatArray = np.bincount(owner, weights=found, minlength=len(wanted)).astype(np.float64)
+    return counts
+
+
 def tie_order(vector_ids: Sequence[str], chunk_index: Mapping[str, int]) -> IntArray | None:
     """Rows of ``vector_ids`` in tie order, or ``None`` when that is their order.
 
@@ -483,8 +496,15 @@ class EmbeddingEvaluator(RankedStageEvaluator):
                                "must hold finite numbers with a finite norm")
         # Only queries with gold or ann_ids need their exact top K.
         ranked = [n for n, (i, _, ann_ids) in enumerate(asked) if gold[i] or ann_ids is not None]
+        # Vectors in chunk order, one per chunk (an array aligned with the
+        # chunks, for one): the chunks' own index says which row is which.
+        chunk_index = dataset.chunk_index
+        aligned = count == len(chunk_index) and (
+            (isinstance(dataset.chunks, ChunkTable) and ids is dataset.chunks.ids)
+            or ids == tuple(chunk_index))
         try:
-            scan = scan_vectors(matrix, query_units[ranked], k, tie_order(ids, dataset.chunk_index))
+            scan = scan_vectors(matrix, query_units[ranked], k,
+                                None if aligned else tie_order(ids, chunk_index))
         except NonFiniteVector as error:
             raise DatasetError(dataset.source, f"vectors.chunks[{ids[error.row]!r}]",
                                "must hold finite numbers with a finite norm") from None
@@ -495,24 +515,30 @@ class EmbeddingEvaluator(RankedStageEvaluator):
         if vectors.indexed_ids is not None:
             builder.set("index_coverage", len(set(ids) & set(vectors.indexed_ids)) / count)
 
-        row_of = {vector_id: row for row, vector_id in enumerate(ids)}
+        row_of = chunk_index if aligned else dict(zip(ids, range(count)))
+        # Gold and ANN ids of the ranked queries, each found or not in its
+        # query's exact top K (the rows of a top K are distinct).
+        gold_lists = [gold[asked[n][0]] for n in ranked]
+        ann_lists = [None if (listed := asked[n][2]) is None else top_k(listed, k)
+                     for n in ranked]
+        gold_hits = _hits_in_top(scan.top, row_of, gold_lists)
+        ann_hits = _hits_in_top(scan.top, row_of, [found or [] for found in ann_lists])
         recall = np.full(len(queries), np.nan)
         ann = np.full(len(queries), np.nan)
-        for top, n in zip(scan.top.tolist(), ranked):
-            i, _, ann_ids = asked[n]
-            exact = set(top)
-            if gold[i]:
-                recall[i] = sum(row_of.get(g, -1) in exact for g in gold[i]) / len(gold[i])
-            if ann_ids is not None:
-                found = top_k(ann_ids, k)
-                ann[i] = sum(row_of.get(a, -1) in exact for a in found) / len(exact)
+        query_rows = [asked[n][0] for n in ranked]
+        with_gold = [j for j, wanted in enumerate(gold_lists) if wanted]
+        recall[[query_rows[j] for j in with_gold]] = (
+            gold_hits[with_gold] / np.asarray([len(gold_lists[j]) for j in with_gold]))
+        with_ann = [j for j, found in enumerate(ann_lists) if found is not None]
+        ann[[query_rows[j] for j in with_ann]] = ann_hits[with_ann] / scan.top.shape[1]
         builder.set_per_query("query_topk_recall", recall)
         builder.set_per_query("ann_recall_at_k", ann)
 
         # Positive: the gold rows of each query; negative: every other row, whose
         # cosine sum is (q . sum of unit vectors) - (positive sum).
-        pair_query = [n for n, (i, _, _) in enumerate(asked) for g in gold[i] if g in row_of]
-        pair_row = np.asarray([row_of[g] for i, _, _ in asked for g in gold[i] if g in row_of],
+        gold_rows = [list(map(row_of.get, gold[i])) for i, _, _ in asked]
+        pair_query = [n for n, found in enumerate(gold_rows) for row in found if row is not None]
+        pair_row = np.asarray([row for found in gold_rows for row in found if row is not None],
                               dtype=np.int64)
         _, gold_units = _unit_rows(np.asarray(matrix[pair_row], dtype=np.float64))
         pairs = np.asarray(pair_query, dtype=np.int64)

@@ -15,11 +15,19 @@ stage.  The peers only find the top K, on normalized float32 vectors: faiss
 ``IndexFlatIP``, and the limit, a bare blocked numpy product with
 ``argpartition``.  They agree with pytest-rag when the top-K sets give
 the same query top-K recall and ANN recall for every query.
+
+One more pair of rows times the stage and faiss both at one thread (every
+BLAS and OpenMP library of the process limited to one thread by
+threadpoolctl, which is what ``OPENBLAS_NUM_THREADS=1`` and
+``faiss.omp_set_num_threads(1)`` do): a comparison that does not depend on
+how each library uses the cores of a shared machine.  It is compared only
+with itself.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -36,6 +44,9 @@ DOCUMENT_CHUNKS = 100
 #: Rows per block of the bare numpy product (64 MiB of float32 scores per block).
 BARE_BLOCK = 16_384
 SEED = 20243
+#: The stage and faiss with every BLAS and OpenMP library at one thread (a pair of sides).
+ONE_THREAD = "pytest-rag, 1 thread"
+FAISS_ONE_THREAD = "faiss IndexFlatIP, 1 thread"
 
 
 @dataclass(frozen=True)
@@ -162,6 +173,17 @@ def _faiss(inputs: Inputs) -> Any:
     return index.search(queries, K)[1]
 
 
+def _one_thread(run: Callable[[Inputs], Any]) -> Callable[[Inputs], Any]:
+    """``run`` with every BLAS and OpenMP library of the process at one thread."""
+    def limited(inputs: Inputs) -> Any:
+        from threadpoolctl import threadpool_limits
+
+        with threadpool_limits(limits=1):
+            return run(inputs)
+
+    return limited
+
+
 def _top_metrics(top: Any, inputs: Inputs) -> Metrics:
     """Query top-K recall and ANN recall from each query's top-K rows."""
     row_of = {chunk_id: i for i, chunk_id in enumerate(inputs.chunk_ids)}
@@ -176,7 +198,7 @@ def _top_metrics(top: Any, inputs: Inputs) -> Metrics:
 
 
 def sides() -> list[Side]:
-    """pytest-rag, then faiss and the bare numpy product."""
+    """pytest-rag, then faiss and the bare numpy product; then both sides at one thread."""
     shared = ("query_topk_recall", "ann_recall_at_k")
     not_shared = ("the peers find the top K only: similarities, duplicates and zero norms are "
                   "pytest-rag's alone (and timed on its side)")
@@ -188,4 +210,9 @@ def sides() -> list[Side]:
              not_shared=not_shared, goal=Goal(1.0, "< 1 (faster than faiss)")),
         Side("numpy blocked matmul", _numpy, _top_metrics, ("numpy",), shared=shared,
              not_shared=not_shared, goal=Goal(1.2, "<= 1.2")),
+        Side(ONE_THREAD, _one_thread(_rag), _rag_metrics, ("pytest_rag", "threadpoolctl"),
+             shared=shared, rag=True, pair=FAISS_ONE_THREAD),
+        Side(FAISS_ONE_THREAD, _one_thread(_faiss), _top_metrics, ("faiss", "threadpoolctl"),
+             shared=shared, not_shared=not_shared,
+             goal=Goal(1.0, "< 1 (faster than faiss, both at 1 thread)"), pair=ONE_THREAD),
     ]

@@ -76,6 +76,10 @@ class Side:
     goal: Goal | None = None
     #: Another way to call pytest-rag (shown as its own rows; no goal).
     rag: bool = False
+    #: A side compared with one other side only, the one of this name (a
+    #: pytest-rag variant and a peer timed in the same configuration, such as
+    #: both at one thread); ``""``: compared with every side without a pair.
+    pair: str = ""
 
 
 @dataclass

@@ -69,25 +69,38 @@ def run_workload(name: str, scale: float, repeat: int, memory: bool) -> list[Row
         peers = [side for side in sides[1:] if not side.rag]
         ready = [side for side in sides if not installed(side)]
         best, results = time_sides(ready, inputs, repeat)
+        rag_rows: list[Row] = []
         for variant in variants:
             label = name if variant is rag else f"{name}: {variant.name}"
             variant_rows = []
-            for peer in peers:
+            compared = [peer for peer in peers if _paired(variant, peer)]
+            for peer in compared:
                 row = Row(label, inputs.size(), best.get(variant.name), peer.name,
-                          goal=peer.goal.text if peer.goal and variant is rag else "")
+                          goal=peer.goal.text if peer.goal and (
+                              variant is rag or peer.pair == variant.name) else "")
                 _judge(row, peer, best.get(peer.name), results.get(variant.name),
                        results.get(peer.name))
                 variant_rows.append(row)
-            _judge_fastest(variant_rows, peers)
+            _judge_fastest(variant_rows, compared)
             rows.extend(variant_rows)
-            if variant is not rag and variant.name in results:
+            if variant is rag:
+                rag_rows = variant_rows
+            if variant is not rag and variant.name in results and variant_rows:
                 _, text = compare(results[rag.name], results[variant.name], variant.shared)
                 rows[-1].notes.append(f"{variant.name} against the stage: {text}")
         if memory and size == sizes[-1]:
-            _add_memory(name, rows[-len(peers) * len(variants):][:len(peers)], [rag, *peers],
+            _add_memory(name, rag_rows, [rag, *(peer for peer in peers if _paired(rag, peer))],
                         scale)
         del inputs, results
     return rows
+
+
+def _paired(variant: Any, peer: Any) -> bool:
+    """Whether a row compares ``variant`` with ``peer``: sides with a ``pair`` (one
+    configuration timed on both sides, such as one thread) only with each other."""
+    if variant.pair or peer.pair:
+        return variant.pair == peer.name and peer.pair == variant.name
+    return True
 
 
 def _judge_fastest(rows: list[Row], peers: list[Any]) -> None:

@@ -20,7 +20,7 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 RUN = HERE / "run.py"
-PEERS = ("ranx", "pytrec_eval", "rouge_score", "faiss")
+PEERS = ("ranx", "pytrec_eval", "rouge_score", "faiss", "threadpoolctl")
 WORKLOADS = ("ranking", "evidence", "embedding", "answers", "plugin", "sweep", "cli")
 
 
@@ -47,6 +47,11 @@ def test_every_workload_runs_and_every_peer_agrees(tmp_path: Path) -> None:
     assert compared and all(row["agreement"].startswith("agree (") for row in compared), [
         (row["workload"], row["peer"], row["agreement"]) for row in compared]
     assert all(row["rag_seconds"] and row["peer_seconds"] for row in compared)
+    # The one-thread pair is compared with itself only, and judged.
+    single = [(row["workload"], row["peer"]) for row in rows
+              if "1 thread" in row["workload"] or "1 thread" in row["peer"]]
+    assert single == [("embedding: pytest-rag, 1 thread", "faiss IndexFlatIP, 1 thread")]
+    assert next(row for row in rows if "1 thread" in row["peer"])["goal"]
     table = done.stdout
     for name in WORKLOADS:
         assert f"| {name}" in table
@@ -58,7 +63,8 @@ def test_a_missing_peer_is_a_row_not_a_crash(tmp_path: Path) -> None:
     done, result = _run(["--scale", "0.005", "--repeat", "1", "--only",
                          "ranking,embedding,answers"], tmp_path, prelude=hide)
     rows = {(row["workload"], row["peer"]): row for row in result["rows"]}
-    for peer in ("pytrec_eval", "ranx", "faiss IndexFlatIP", "rouge-score rougeL"):
+    for peer in ("pytrec_eval", "ranx", "faiss IndexFlatIP", "rouge-score rougeL",
+                 "faiss IndexFlatIP, 1 thread"):
         row = next(row for (_, name), row in rows.items() if name == peer)
         assert row["status"] == "not installed" and row["peer_seconds"] is None
     numpy_row = rows[("embedding", "numpy blocked matmul")]
