@@ -25,12 +25,16 @@ _Derived = TypeVar("_Derived")
 #: The key of :meth:`Dataset.corpus_derived`'s cache in a dataset's ``__dict__``.
 _CORPUS_CACHE: Final = "derived-corpus"
 _QUERY_ID: Final = operator.attrgetter("id")
+_DOC_ID: Final = operator.attrgetter("doc_id")
+_START: Final = operator.attrgetter("start")
+_END: Final = operator.attrgetter("end")
 
 __all__ = [
     "documents_fingerprint",
     "Chunk",
     "ChunkTable",
     "chunk_ids",
+    "chunk_spans",
     "Claim",
     "Dataset",
     "Document",
@@ -276,6 +280,15 @@ def chunk_ids(chunks: Sequence[Chunk]) -> tuple[str, ...]:
     return tuple(chunk.id for chunk in chunks if chunk.id is not None)
 
 
+def chunk_spans(chunks: Sequence[Chunk]) -> tuple[Sequence[str], Sequence[int], Sequence[int]]:
+    """The ``doc_id``, ``start`` and ``end`` columns of the chunks (a table's own
+    columns, without making its records)."""
+    if isinstance(chunks, ChunkTable):
+        return chunks.doc_ids, chunks.starts, chunks.ends
+    return (tuple(map(_DOC_ID, chunks)), tuple(map(_START, chunks)),
+            tuple(map(_END, chunks)))
+
+
 @dataclass(frozen=True)
 class EvidenceSpan:
     """A gold evidence span ``[start, end)`` of a document (quotes already located)."""
@@ -447,19 +460,26 @@ class Dataset:
         """
         return _cached(self.__dict__.setdefault(_CORPUS_CACHE, {}), name, lambda: build(self))
 
-    def gold_derived(self, name: str, build: Callable[[Dataset], _Derived]) -> _Derived:
-        """``build(self)`` for what depends on the documents and the queries alone.
+    def corpus_derived_for(self, name: str, key: object,
+                           build: Callable[[Dataset], _Derived]) -> _Derived:
+        """``build(self)`` for what depends on the documents and on ``key`` alone.
 
-        Kept with the corpus (:meth:`corpus_derived`) for the last tuple of
-        queries it was built for, compared by identity (the tuple is held, so
-        its identity cannot be reused): the evaluations of a sweep of chunkings
-        over one configured dataset place its gold evidence once.
+        Kept with the corpus (:meth:`corpus_derived`) for the last ``key`` it
+        was built for: a later call whose key is that object, or equal to it,
+        gets the same value; another key replaces it.  The evaluations of a
+        sweep of chunkings over one configured dataset so place its gold
+        evidence once, and two stages given the same chunks place them once.
         """
         cache = self.__dict__.setdefault(_CORPUS_CACHE, {})
-        entry = cache.get("gold:" + name)
-        if entry is None or entry[0] is not self.queries:
-            entry = cache["gold:" + name] = (self.queries, build(self))
+        entry = cache.get("for:" + name)
+        if entry is None or not (entry[0] is key or entry[0] == key):
+            entry = cache["for:" + name] = (key, build(self))
         return cast("_Derived", entry[1])
+
+    def gold_derived(self, name: str, build: Callable[[Dataset], _Derived]) -> _Derived:
+        """``build(self)`` for what depends on the documents and the queries alone
+        (:meth:`corpus_derived_for` the queries)."""
+        return self.corpus_derived_for(name, self.queries, build)
 
     def share_corpus_cache(self, other: Dataset) -> None:
         """Let this dataset use ``other``'s :meth:`corpus_derived` cache (same documents)."""

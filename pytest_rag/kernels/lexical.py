@@ -38,7 +38,7 @@ from typing import Any, Final, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from ..dataset.model import Dataset, Document
+from ..dataset.model import Dataset, Document, chunk_spans
 from .positions import positions_of
 
 __all__ = ["EDGE_TOKENS", "lexical_metrics", "sentence_starts"]
@@ -490,10 +490,10 @@ def lexical_metrics(dataset: Dataset, scope: _IntArray, pairs: tuple[_IntArray, 
     """
     positions = positions_of(dataset)
     documents = dataset.documents
-    chunks = dataset.chunks
-    n = len(chunks)
-    chunk_start = np.fromiter((c.start for c in chunks), dtype=np.int64, count=n)
-    chunk_end = np.fromiter((c.end for c in chunks), dtype=np.int64, count=n)
+    _, starts, ends = chunk_spans(dataset.chunks)
+    n = len(starts)
+    chunk_start = np.fromiter(starts, dtype=np.int64, count=n)
+    chunk_end = np.fromiter(ends, dtype=np.int64, count=n)
     lo, hi, doc_of = positions.chunk_lo, positions.chunk_hi, positions.chunk_doc
     scope_list = scope.tolist()
     blocks = _blocks(scope_list, [len(documents[doc].text) for doc in scope_list])

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from ..dataset.model import Chunk, Dataset, EvidenceSpan
+from ..dataset.model import Chunk, Dataset, EvidenceSpan, chunk_spans
 from ..text.tokens import span_intervals
 
 __all__ = ["Positions", "build_positions", "positions_of"]
@@ -58,6 +58,13 @@ def intervals_of(dataset: Dataset, doc_index: dict[str, int], base: _IntArray,
     docs = np.fromiter((doc_index[span.doc_id] for span in spans), dtype=np.int64, count=count)
     starts = np.fromiter((span.start for span in spans), dtype=np.int64, count=count)
     ends = np.fromiter((span.end for span in spans), dtype=np.int64, count=count)
+    return _place(dataset, base, docs, starts, ends)
+
+
+def _place(dataset: Dataset, base: _IntArray, docs: _IntArray, starts: _IntArray,
+           ends: _IntArray) -> tuple[_IntArray, _IntArray, _IntArray]:
+    """Global ``(lo, hi, doc)`` of the character spans ``[starts, ends)`` of documents ``docs``."""
+    count = docs.shape[0]
     lo = np.zeros(count, dtype=np.int64)
     hi = np.zeros(count, dtype=np.int64)
     for doc in np.unique(docs).tolist():
@@ -75,12 +82,36 @@ def build_positions(dataset: Dataset) -> Positions:
     sizes = np.fromiter((len(doc.tokens) for doc in dataset.documents), dtype=np.int64,
                         count=len(dataset.documents))
     base = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(sizes)])
-    chunk_lo, chunk_hi, chunk_doc = intervals_of(dataset, doc_index, base, dataset.chunks)
+    chunk_lo, chunk_hi, chunk_doc = _chunk_intervals(dataset, doc_index, base)
     # The gold side depends on the documents and queries alone: a sweep of
     # chunkings places the evidence once.
     evidence = dataset.gold_derived("evidence_positions",
                                     lambda _: _evidence_intervals(dataset, doc_index, base))
     return Positions(doc_index, base, chunk_lo, chunk_hi, chunk_doc, *evidence)
+
+
+def _chunk_intervals(dataset: Dataset, doc_index: dict[str, int], base: _IntArray
+                     ) -> tuple[_IntArray, _IntArray, _IntArray]:
+    """``(lo, hi, doc)`` of every chunk, read from the chunks' columns.
+
+    The last chunks placed are kept with the corpus with their columns: when
+    ``rag.chunking(chunks=...)`` and ``rag.retrieval(chunks=...)`` get the same
+    chunks, the second call compares the columns (equal validated strings and
+    integers) instead of placing them again.
+    """
+    columns = chunk_spans(dataset.chunks)
+
+    def place(_: Dataset) -> tuple[_IntArray, _IntArray, _IntArray]:
+        doc_ids, starts, ends = columns
+        count = len(doc_ids)
+        docs = np.fromiter(map(doc_index.__getitem__, doc_ids), dtype=np.int64, count=count)
+        intervals = _place(dataset, base, docs, np.fromiter(starts, dtype=np.int64, count=count),
+                           np.fromiter(ends, dtype=np.int64, count=count))
+        for array in intervals:
+            array.setflags(write=False)
+        return intervals
+
+    return dataset.corpus_derived_for("chunk_intervals", columns, place)
 
 
 def _evidence_intervals(dataset: Dataset, doc_index: dict[str, int], base: _IntArray

@@ -480,3 +480,20 @@ def test_gold_given_as_an_argument_has_its_own_fingerprint(gold: Dataset) -> Non
         {**GOLD["queries"][1], "relevant": ["c0"]}]}, source="gold.yaml")
     assert [q.fingerprint for q in changed.queries] == [q.fingerprint for q in expected.queries]
     assert [q.fingerprint for q in changed.queries] != before
+
+
+def test_chunk_positions_are_shared_by_equal_chunks_only(gold: Dataset) -> None:
+    """Two stages given the same chunks place them once; chunks that differ in any
+    column (here one end offset, then the order) are placed afresh."""
+    from pytest_rag.kernels.positions import positions_of
+
+    chunks = [{"id": "a", "doc_id": "d", "start": 0, "end": 17},
+              {"id": "b", "doc_id": "d", "start": 18, "end": 37}]
+    first = positions_of(resolve_inputs(gold, {"chunks": chunks}))
+    again = positions_of(resolve_inputs(gold, {"chunks": [dict(c) for c in chunks]}))
+    assert again.chunk_lo is first.chunk_lo
+    shorter = positions_of(resolve_inputs(gold, {"chunks": [chunks[0], {**chunks[1], "end": 23}]}))
+    assert shorter.chunk_hi.tolist() == [3, 4] and first.chunk_hi.tolist() == [3, 6]
+    swapped = positions_of(resolve_inputs(gold, {"chunks": chunks[::-1]}))
+    assert swapped.chunk_lo.tolist() == [3, 0]
+    assert positions_of(resolve_inputs(gold, {"chunks": chunks})).chunk_hi.tolist() == [3, 6]
