@@ -148,9 +148,24 @@ def _powers(count: int, base: int) -> _U64:
     return np.cumprod(out, dtype=np.uint64)  # wraps modulo 2**64
 
 
+class _HashPowers:
+    """The powers of the hash's base and of its inverse, grown as longer ones are
+    needed: made for one evaluation and shared by its documents and blocks."""
+
+    def __init__(self) -> None:
+        self._tables = (_powers(1, _BASE), _powers(1, _INVERSE))
+
+    def upto(self, count: int) -> tuple[_U64, _U64]:
+        """Both tables with at least ``count`` powers."""
+        if self._tables[0].shape[0] < count:
+            size = max(count, 2 * self._tables[0].shape[0])
+            self._tables = (_powers(size, _BASE), _powers(size, _INVERSE))
+        return self._tables
+
+
 def _block_ids(text: str, codes: npt.NDArray[np.uint32], lower: npt.NDArray[np.uint32],
                special: npt.NDArray[np.bool_], starts: _IntArray, ends: _IntArray,
-               powers: tuple[_U64, _U64]) -> tuple[_IntArray, int]:
+               powers: _HashPowers) -> tuple[_IntArray, int]:
     """Ids of the lowercase strings ``text[starts[i]:ends[i]].lower()`` (equal
     strings, equal ids, numbered from 0), and the number of ids."""
     low, starts, ends = _lowercase(text, lower[codes], np.flatnonzero(special[codes]),
@@ -184,15 +199,13 @@ def _lowercase(text: str, low: npt.NDArray[np.uint32], special_at: _IntArray,
 
 
 def _range_ids(low: npt.NDArray[np.uint32], starts: _IntArray, ends: _IntArray,
-               powers: tuple[_U64, _U64]) -> tuple[_IntArray, int]:
+               powers: _HashPowers) -> tuple[_IntArray, int]:
     """Ids of the code point strings ``low[starts[i]:ends[i]]``: equal strings, equal
     ids, numbered from 0; and the number of ids.  Hashed, then checked exactly."""
     count = starts.shape[0]
     if count == 0:
         return np.zeros(0, dtype=np.int64), 0
-    power, inverse = powers
-    if power.shape[0] < low.shape[0] + 1:
-        power, inverse = _powers(low.shape[0] + 1, _BASE), _powers(low.shape[0] + 1, _INVERSE)
+    power, inverse = powers.upto(low.shape[0] + 1)
     values = low.astype(np.uint64)
     values *= power[:values.shape[0]]
     prefix = np.zeros(values.shape[0] + 1, dtype=np.uint64)
@@ -260,9 +273,8 @@ class _DocumentWords:
     vocabulary_starts: _IntArray
 
 
-def _document_words(document: Document, powers: tuple[_U64, _U64]) -> _DocumentWords:
-    """The :class:`_DocumentWords` of a document (tokens, ids, sentences, in one pass);
-    ``powers`` are those of the hash (longer ones are made should they be too short)."""
+def _document_words(document: Document, powers: _HashPowers) -> _DocumentWords:
+    """The :class:`_DocumentWords` of a document (tokens, ids, sentences, in one pass)."""
     text, table = document.text, document.tokens
     codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
     lower, special, space = _code_tables(codes)
@@ -342,12 +354,11 @@ def _previous_of(word: _IntArray) -> _IntArray:
     return previous
 
 
-def _block_words(documents: Sequence[Document], block: Sequence[int]) -> _BlockWords:
+def _block_words(documents: Sequence[Document], block: Sequence[int],
+                 powers: _HashPowers) -> _BlockWords:
     """The :class:`_BlockWords` of the documents ``block``: each document's own word
     ids (:func:`_document_words`, kept with the document) joined into the block's
     by hashing only the documents' distinct words."""
-    longest = max((len(documents[doc].text) for doc in block), default=0) + 1
-    powers = (_powers(longest, _BASE), _powers(longest, _INVERSE))  # shared by the block
     found = [documents[doc].derived("lexical_words", lambda document: _document_words(
         document, powers)) for doc in block]
     tables = [documents[doc].tokens for doc in block]
@@ -391,7 +402,8 @@ def _block_words(documents: Sequence[Document], block: Sequence[int]) -> _BlockW
 
 
 def _cut_words(words: _BlockWords, documents: Sequence[Document], block: Sequence[int],
-               cut_lo: _IntArray, cut_hi: _IntArray) -> tuple[_IntArray, _IntArray, int]:
+               cut_lo: _IntArray, cut_hi: _IntArray, powers: _HashPowers
+               ) -> tuple[_IntArray, _IntArray, int]:
     """Word ids of the block's tokens and of the cut parts ``[cut_lo, cut_hi)`` (block
     offsets), and the number of distinct words among both.
 
@@ -430,8 +442,7 @@ def _cut_words(words: _BlockWords, documents: Sequence[Document], block: Sequenc
         at += int(odd_len.sum())
     starts = np.concatenate([words.vocabulary_starts[:-1], cut_start])
     ends = np.concatenate([words.vocabulary_starts[1:], cut_start + lengths])
-    ids, distinct = _range_ids(np.concatenate(pieces), starts, ends,
-                               (_powers(at + 1, _BASE), _powers(at + 1, _INVERSE)))
+    ids, distinct = _range_ids(np.concatenate(pieces), starts, ends, powers)
     return ids[:count][words.word], ids[count:], distinct
 
 
@@ -510,12 +521,13 @@ def lexical_metrics(dataset: Dataset, scope: _IntArray, pairs: tuple[_IntArray, 
     local = np.full(n, -1, dtype=np.int64)
     token_base = np.zeros(len(documents), dtype=np.int64)  # global token -> block token
     char_of_doc = np.zeros(len(documents), dtype=np.int64)  # start of a text in its block
+    powers = _HashPowers()  # shared by every document and block hashed below
     cohesion: list[npt.NDArray[np.float64]] = []
     clarity: list[npt.NDArray[np.float64]] = []
     stickiness: list[npt.NDArray[np.float64]] = []
     for number, block in enumerate(blocks):
         words = dataset.corpus_derived(f"lexical_words:{block}",
-                                       lambda _: _block_words(documents, block))
+                                       lambda _: _block_words(documents, block, powers))
         token_base[block] = words.token_base - positions.base[block]
         char_base = words.char_base
         token_start, token_end = words.token_start, words.token_end
@@ -536,7 +548,7 @@ def lexical_metrics(dataset: Dataset, scope: _IntArray, pairs: tuple[_IntArray, 
                                  np.maximum(token_start[b_hi[tails] - 1], b_start[tails])])
         cut_hi = np.concatenate([np.minimum(token_end[b_lo[heads]], b_end[heads]),
                                  b_end[tails]])
-        word, cut_word, vocabulary = _cut_words(words, documents, block, cut_lo, cut_hi)
+        word, cut_word, vocabulary = _cut_words(words, documents, block, cut_lo, cut_hi, powers)
         head_word, tail_word = cut_word[:heads.shape[0]], cut_word[heads.shape[0]:]
         sentence_rank = words.sentence_rank
 

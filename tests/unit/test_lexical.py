@@ -100,7 +100,7 @@ def test_anagrams_are_different_words_even_when_their_hashes_collide(
     lower, special, _ = lexical._code_tables(codes)
     starts, ends = np.array([0, 3, 7]), np.array([2, 5, 9])
     ids, count = lexical._block_ids(text, codes, lower, special, starts, ends,
-                                    (lexical._powers(10, 1), lexical._powers(10, 1)))
+                                    lexical._HashPowers())
     assert count == 2
     assert ids[0] == ids[2] != ids[1]
 
@@ -113,8 +113,7 @@ def test_case_and_special_lowercase() -> None:
     starts = np.array([a for a, _ in tokens])
     ends = np.array([b for _, b in tokens])
     ids, _ = lexical._block_ids(text, codes, lower, special, starts, ends,
-                                (lexical._powers(30, lexical._BASE),
-                                 lexical._powers(30, lexical._INVERSE)))
+                                lexical._HashPowers())
     words = [text[a:b].lower() for a, b in tokens]
     for i in range(len(tokens)):
         for j in range(len(tokens)):
@@ -154,9 +153,9 @@ def test_a_sweep_through_the_evaluator_joins_each_block_once(monkeypatch: pytest
     calls: list[object] = []
     original = lexical._block_words
 
-    def counted(documents: object, block: object) -> object:
+    def counted(documents: object, block: object, powers: object) -> object:
         calls.append(block)
-        return original(documents, block)  # type: ignore[arg-type]
+        return original(documents, block, powers)  # type: ignore[arg-type]
 
     monkeypatch.setattr(lexical, "_block_words", counted)
     text = "Alpha beta. Gamma ALPHA delta!\nBeta beta gamma. Στάσις ΟΔΟΣ alpha."
@@ -260,3 +259,13 @@ def test_sentence_starts_are_those_of_the_regular_expression(seed: int) -> None:
         codes = np.frombuffer(text.encode("utf-32-le"), dtype="<u4")
         expected = sorted({m.end() for m in re.finditer(r"[.!?](?=\s)|\n", text)})
         assert lexical.sentence_starts(codes, lexical._code_tables(codes)[2]).tolist() == expected
+
+
+def test_hash_powers_grow_and_keep_their_values() -> None:
+    powers = lexical._HashPowers()
+    short = powers.upto(5)[0].copy()
+    long_power, long_inverse = powers.upto(1000)
+    assert long_power.shape[0] >= 1000 and (long_power[:5] == short).all()
+    assert (long_power[:1000] == lexical._powers(1000, lexical._BASE)).all()
+    assert (long_power * long_inverse == 1).all()  # inverses modulo 2**64
+    assert powers.upto(10)[0] is long_power  # no shrinking, no recomputing
