@@ -333,6 +333,8 @@ class Query:
         return _digest(json.dumps(gold, sort_keys=True, ensure_ascii=False, default=_plain))
 
 
+#: What a :class:`Query` caches beside its fields (a test keeps this list complete).
+QUERY_CACHES: Final = frozenset({"fingerprint"})
 #: The fields of a query's gold: every field but the id.
 _GOLD_FIELDS: Final = tuple(f.name for f in dataclasses.fields(Query)
                             if f.name not in ("id", "relevant_from_evidence"))

@@ -25,7 +25,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from ..dataset.model import Dataset, replaced
+from ..dataset.model import Dataset, Query, assemble, replaced
 from .positions import positions_of
 
 __all__ = ["relevance_from_evidence", "touching_pairs"]
@@ -144,12 +144,14 @@ def relevance_from_evidence(dataset: Dataset) -> Dataset:
     best_list = best.tolist()
     for index, lo, hi in zip(owners, starts, stops):
         query = queries[index]
-        derived[index] = replaced(query, {"relevant": dict(zip(chunk_ids[lo:hi], best_list[lo:hi])),
-                                          "relevant_from_evidence": True})
-        if query.relevant is None and "fingerprint" in vars(query):
-            # Derived grades are not gold: the fingerprint is that of the query as
-            # written, already computed (``relevant`` was None there too).
-            vars(derived[index])["fingerprint"] = query.fingerprint
+        changes = {"relevant": dict(zip(chunk_ids[lo:hi], best_list[lo:hi])),
+                   "relevant_from_evidence": True}
+        if query.relevant is None:
+            # Derived grades are not gold: what the query caches (its fingerprint,
+            # QUERY_CACHES) is that of the query as written, and stays valid.
+            derived[index] = assemble(Query, {**vars(query), **changes})
+        else:
+            derived[index] = replaced(query, changes)
     result = dataclasses.replace(dataset, queries=tuple(derived))
     for name in _KEPT_CACHES:  # chunks, documents and evidence are unchanged
         if name in vars(dataset):

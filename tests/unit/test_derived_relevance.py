@@ -236,3 +236,15 @@ def test_derived_queries_fingerprint_their_gold_as_written(relevant: Any) -> Non
         fresh = Query(query.id, relevant=query.relevant, expected_evidence=query.expected_evidence,
                       relevant_from_evidence=True)
         assert query.fingerprint == fresh.fingerprint
+
+
+def test_every_cache_of_a_query_is_listed() -> None:
+    """relevance_from_evidence carries a query's caches over to its derived copy
+    (they describe the gold as written); each must be listed to be checked."""
+    import functools
+
+    from pytest_rag.dataset.model import QUERY_CACHES, Query
+
+    cached = {name for name, value in vars(Query).items()
+              if isinstance(value, functools.cached_property)}
+    assert cached == QUERY_CACHES == {"fingerprint"}
