@@ -576,20 +576,20 @@ class Parser:
         index = dict(zip(ids, range(len(ids))))
         if len(index) != len(ids):
             return None
-        try:  # every doc_id is a str, so only an unknown one fails
-            limits = list(map(self._document_lengths().__getitem__, doc_ids))
-        except KeyError:
-            return None
         import numpy as np
 
         count = len(ids)
+        try:  # every doc_id is a str, so only an unknown one fails
+            limits = np.fromiter(map(self._document_lengths().__getitem__, doc_ids),
+                                 dtype=np.int64, count=count)
+        except KeyError:
+            return None
         try:
             low = np.fromiter(starts, dtype=np.int64, count=count)
             high = np.fromiter(ends, dtype=np.int64, count=count)
         except OverflowError:
             return None
-        if not ((low >= 0) & (low <= high)
-                & (high <= np.fromiter(limits, dtype=np.int64, count=count))).all():
+        if not ((low >= 0) & (low <= high) & (high <= limits)).all():
             return None
         return ChunkTable.of(ids, doc_ids, starts, ends, index)
 
