@@ -69,6 +69,7 @@ def run_workload(name: str, scale: float, repeat: int, memory: bool) -> list[Row
         peers = [side for side in sides[1:] if not side.rag]
         ready = [side for side in sides if not installed(side)]
         best, results = time_sides(ready, inputs, repeat)
+        same, said = previous_engine(name, size, results[rag.name])
         rag_rows: list[Row] = []
         for variant in variants:
             label = name if variant is rag else f"{name}: {variant.name}"
@@ -88,11 +89,63 @@ def run_workload(name: str, scale: float, repeat: int, memory: bool) -> list[Row
             if variant is not rag and variant.name in results and variant_rows:
                 _, text = compare(results[rag.name], results[variant.name], variant.shared)
                 rows[-1].notes.append(f"{variant.name} against the stage: {text}")
+        if rag_rows:
+            rag_rows[0].notes.append(f"pytest-rag at {inputs.size()}: {said}")
+            if not same:
+                for row in rag_rows:
+                    row.status = "disagrees"
         if memory and size == sizes[-1]:
             _add_memory(name, rag_rows, [rag, *(peer for peer in peers if _paired(rag, peer))],
                         scale)
         del inputs, results
     return rows
+
+
+# -- outputs of the previous engine ------------------------------------------------
+#: Per workload and size, a digest of each per-query array of pytest-rag's side,
+#: written by the engine before issue 16 (``--record-outputs``).
+EXPECTED = HERE / "outputs_expected.json"
+
+
+def digests(metrics: Any) -> dict[str, str]:
+    """SHA-256 of each per-query array (as float64 bytes): equal only when bit-identical."""
+    import hashlib
+
+    import numpy as np
+
+    return {key: hashlib.sha256(np.ascontiguousarray(values, dtype=np.float64).tobytes())
+            .hexdigest() for key, values in sorted(metrics.items())}
+
+
+def previous_engine(name: str, size: float, metrics: Any) -> tuple[bool, str]:
+    """Whether pytest-rag's per-query values are bit-identical to the stored ones of the
+    engine before issue 16 at this workload and size, and a text saying so."""
+    stored = json.loads(EXPECTED.read_text(encoding="utf-8")) if EXPECTED.exists() else {}
+    wanted = stored.get(name, {}).get(f"{size:g}")
+    if wanted is None:
+        return True, f"not checked against the previous engine (no stored outputs at {size:g})"
+    found = digests(metrics)
+    differing = sorted(key for key in wanted if found.get(key) != wanted[key])
+    if differing or found.keys() != wanted.keys():
+        return False, ("MISMATCH with the previous engine: "
+                       + ", ".join(differing or sorted(found.keys() ^ wanted.keys())))
+    return True, (f"identical to the previous engine ({len(wanted)} per-query arrays, "
+                  "bit for bit)")
+
+
+def record_outputs(names: list[str], scale: float) -> None:
+    """``--record-outputs``: store the installed engine's digests at ``scale``."""
+    stored = json.loads(EXPECTED.read_text(encoding="utf-8")) if EXPECTED.exists() else {}
+    for name in names:
+        module = _module(name)
+        if hasattr(module, "rows"):
+            continue  # the sweep and the CLI keep their own expected outputs
+        for size in _sizes(module, scale):
+            inputs = module.make(size)
+            rag = module.sides()[0]
+            stored.setdefault(name, {})[f"{size:g}"] = digests(rag.extract(rag.run(inputs), inputs))
+            print(f"[{name} at {size:g} recorded]", flush=True)
+    EXPECTED.write_text(json.dumps(stored, indent=1, sort_keys=True) + "\n", encoding="utf-8")
 
 
 def _paired(variant: Any, peer: Any) -> bool:
@@ -239,6 +292,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="measure peak memory in a fresh process per side "
                              "(default: on, off with --quick)")
     parser.add_argument("--json", type=Path, help="also write the rows and the machine here")
+    parser.add_argument("--record-outputs", action="store_true",
+                        help="store the installed engine's per-query outputs at this scale in "
+                             "outputs_expected.json (run with the previous engine first on "
+                             "PYTHONPATH), then exit")
     parser.add_argument("--memory-of", nargs=2, metavar=("WORKLOAD", "SIDE"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     scale = args.scale if args.scale is not None else (0.1 if args.quick else 1.0)
@@ -250,6 +307,9 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [name for name in names if name not in WORKLOADS]
     if unknown:
         parser.error(f"unknown workload(s) {', '.join(unknown)}; known: {', '.join(WORKLOADS)}")
+    if args.record_outputs:
+        record_outputs(names, scale)
+        return 0
     described = machine()
     print("machine: " + "; ".join(f"{key} {value}" for key, value in described.items()), flush=True)
     rows: list[Row] = []
@@ -263,7 +323,8 @@ def main(argv: list[str] | None = None) -> int:
     notes = dict.fromkeys(f"- {row.workload.split(':')[0]} / {note}"
                           for row in rows for note in row.notes)
     if notes:
-        print("\nnot compared:\n" + "\n".join(notes))
+        print("\nnotes (what is not compared, and why; the checks against the previous engine):\n"
+              + "\n".join(notes))
     if args.json:
         args.json.write_text(json.dumps({"machine": described, "scale": scale,
                                          "rows": [vars(row) | {"ratio": row.ratio} for row in rows]},

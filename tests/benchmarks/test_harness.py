@@ -56,6 +56,11 @@ def test_every_workload_runs_and_every_peer_agrees(tmp_path: Path) -> None:
     for name in WORKLOADS:
         assert f"| {name}" in table
     assert "| ratio " in table and "MISMATCH" not in table
+    # pytest-rag's per-query values are those of the engine before issue 16, bit for bit.
+    checks = [line for line in table.splitlines() if " / pytest-rag at " in line]
+    assert {line.split(" / ")[0][2:] for line in checks} == {"ranking", "evidence", "embedding",
+                                                              "answers"}
+    assert all("identical to the previous engine (" in line for line in checks), checks
 
 
 def test_a_missing_peer_is_a_row_not_a_crash(tmp_path: Path) -> None:
@@ -72,3 +77,24 @@ def test_a_missing_peer_is_a_row_not_a_crash(tmp_path: Path) -> None:
     assert numpy_row["rag_mib"] is not None and numpy_row["peer_mib"] is not None
     assert rows[("answers", "SQuAD v1.1 logic (EM + F1)")]["agreement"].startswith("agree (")
     assert "not installed" in done.stdout
+
+
+def test_a_changed_output_is_a_mismatch_with_the_previous_engine(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stored digests tell a value that moved in its last bit."""
+    import numpy as np
+
+    sys.path.insert(0, str(HERE))
+    try:
+        import run
+    finally:
+        sys.path.remove(str(HERE))
+    metrics = {"P@10": np.array([0.1, 0.2, 0.3]), "R@10": np.array([1.0, float("nan"), 0.5])}
+    monkeypatch.setattr(run, "EXPECTED", tmp_path / "outputs_expected.json")
+    assert run.previous_engine("ranking", 0.5, metrics)[1].startswith("not checked")
+    run.EXPECTED.write_text(json.dumps({"ranking": {"0.5": run.digests(metrics)}}))
+    assert run.previous_engine("ranking", 0.5, metrics)[0]
+    moved = {**metrics, "P@10": np.nextafter(metrics["P@10"], 1.0)}
+    same, said = run.previous_engine("ranking", 0.5, moved)
+    assert not same and said == "MISMATCH with the previous engine: P@10"
+    assert not run.previous_engine("ranking", 0.5, {"P@10": metrics["P@10"]})[0]
