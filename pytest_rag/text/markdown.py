@@ -86,24 +86,18 @@ def markdown_blocks(text: str) -> list[Block]:
                 fence = ""
             continue
         first = line[:1]
-        if first not in _MARKS and not first.isspace() and not first.isdecimal():
-            # Prose (or an empty line): not an item, a table row or a heading.
-            if list_start >= 0:
-                blocks.append(Block("list", list_start, list_end))
-                list_start = -1
-            if table_lines >= 2:
-                blocks.append(Block("table", table_start, table_end))
-            table_lines = 0
-            continue
+        # Prose (no mark, whitespace or digit first) is no item, table row or heading.
+        prose = first not in _MARKS and not first.isspace() and not first.isdecimal()
         head = line[:3]
-        if head in _FENCES:
+        if prose or head in _FENCES:  # either ends an open list or table
             if list_start >= 0:
                 blocks.append(Block("list", list_start, list_end))
                 list_start = -1
             if table_lines >= 2:
                 blocks.append(Block("table", table_start, table_end))
             table_lines = 0
-            fence, fence_start = head, start
+            if not prose:
+                fence, fence_start = head, start
             continue
         is_item = _ITEM.match(line) is not None
         if list_start >= 0:
