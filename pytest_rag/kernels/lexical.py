@@ -39,6 +39,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..dataset.model import Dataset, Document, chunk_spans
+from ..text.tokens import code_points
 from .positions import positions_of
 
 __all__ = ["EDGE_TOKENS", "lexical_metrics", "sentence_starts"]
@@ -273,10 +274,23 @@ class _DocumentWords:
     vocabulary_starts: _IntArray
 
 
+def _vocabulary(low: npt.NDArray[np.uint32], starts: _IntArray, ends: _IntArray, ids: _IntArray,
+                count: int) -> tuple[npt.NDArray[np.uint32], _IntArray]:
+    """The code points of each of the ``count`` words (its first range ``low[starts:ends]``
+    among those of its id), one after the other, and where each starts (one more
+    entry: the end)."""
+    first = np.empty(count, dtype=np.int64)
+    first[ids[::-1]] = np.arange(ids.shape[0] - 1, -1, -1, dtype=np.int64)
+    lengths = ends[first] - starts[first]
+    vocabulary_starts = np.zeros(count + 1, dtype=np.int64)
+    np.cumsum(lengths, out=vocabulary_starts[1:])
+    return low[_ranges(starts[first], lengths)], vocabulary_starts
+
+
 def _document_words(document: Document, powers: _HashPowers) -> _DocumentWords:
     """The :class:`_DocumentWords` of a document (tokens, ids, sentences, in one pass)."""
     text, table = document.text, document.tokens
-    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
+    codes = code_points(text)
     lower, special, space = _code_tables(codes)
     starts = np.asarray(table.starts, dtype=np.int64)
     ends = np.asarray(table.ends, dtype=np.int64)
@@ -288,12 +302,7 @@ def _document_words(document: Document, powers: _HashPowers) -> _DocumentWords:
     special_at = np.flatnonzero(special[codes])
     low, range_starts, range_ends = _lowercase(text, text_low, special_at, starts, ends)
     word, count = _range_ids(low, range_starts, range_ends, powers)
-    first = np.empty(count, dtype=np.int64)
-    first[word[::-1]] = np.arange(word.shape[0] - 1, -1, -1, dtype=np.int64)
-    lengths = range_ends[first] - range_starts[first]
-    vocabulary = low[_ranges(range_starts[first], lengths)]
-    vocabulary_starts = np.zeros(count + 1, dtype=np.int64)
-    np.cumsum(lengths, out=vocabulary_starts[1:])
+    vocabulary, vocabulary_starts = _vocabulary(low, range_starts, range_ends, word, count)
     found = _DocumentWords(text_low, special_at, word,
                            sentence_rank, vocabulary, vocabulary_starts)
     for array in vars(found).values():
@@ -384,18 +393,14 @@ def _block_words(documents: Sequence[Document], block: Sequence[int],
     word = np.concatenate([ids[base:base + size][item.word] for item, base, size in
                            zip(found, _group_starts(sizes).tolist(), sizes.tolist())]
                           ) if found else empty
-    first = np.empty(count, dtype=np.int64)
-    first[ids[::-1]] = np.arange(ids.shape[0] - 1, -1, -1, dtype=np.int64)
-    lengths = ends[first] - starts[first]
-    vocabulary_starts = np.zeros(count + 1, dtype=np.int64)
-    np.cumsum(lengths, out=vocabulary_starts[1:])
+    vocabulary, vocabulary_starts = _vocabulary(codes, starts, ends, ids, count)
     result = _BlockWords(
         char_base, token_base, token_start, token_end,
         np.concatenate([item.sentence_rank for item in found]) if found else empty,
         np.concatenate([item.low for item in found]) if found else np.zeros(0, dtype=np.uint32),
         np.concatenate([item.special + base for item, base in
                         zip(found, char_base.tolist())]) if found else empty,
-        word, _previous_of(word), codes[_ranges(starts[first], lengths)], vocabulary_starts)
+        word, _previous_of(word), vocabulary, vocabulary_starts)
     for array in vars(result).values():
         array.setflags(write=False)
     return result

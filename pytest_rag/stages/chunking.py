@@ -24,7 +24,7 @@ from ..kernels.lexical import lexical_metrics, sentence_starts
 from ..kernels.positions import positions_of
 from ..text.intervals import containing, touching_count, union_sizes
 from ..text.markdown import markdown_blocks
-from ..text.tokens import span_intervals
+from ..text.tokens import code_points, point_table, span_intervals
 from ._base import ReportBuilder, StageEvaluator
 
 __all__ = ["ChunkEvaluator", "json_equal"]
@@ -143,14 +143,8 @@ def _sentence_breaks(text: str) -> _IntArray:
     """
     if not text:
         return np.zeros(0, dtype=np.int64)
-    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
-    present = np.zeros(int(codes.max()) + 1, dtype=bool)
-    present[codes] = True
-    points = np.flatnonzero(present)
-    space = np.zeros(present.shape[0], dtype=bool)
-    space[points] = np.fromiter((chr(point).isspace() for point in points.tolist()), dtype=bool,
-                                count=points.shape[0])
-    return sentence_starts(codes, space)
+    codes = code_points(text)
+    return sentence_starts(codes, point_table(codes, str.isspace))
 
 
 def _unit_rows(matrix: _FloatArray) -> _FloatArray:

@@ -15,6 +15,7 @@ it overlaps by at least one character, with two binary searches.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,7 +23,8 @@ import numpy.typing as npt
 
 from .words import WORD, text_tokens
 
-__all__ = ["WORD", "TokenTable", "span_intervals", "text_tokens", "tokenize"]
+__all__ = ["WORD", "TokenTable", "code_points", "point_table", "span_intervals", "text_tokens",
+           "tokenize"]
 
 _IntArray = npt.NDArray[np.int64]
 
@@ -53,18 +55,31 @@ class TokenTable:
         return " ".join(WORD.findall(self.text)).lower().split()
 
 
-def _word_mask(text: str) -> npt.NDArray[np.bool_]:
-    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
-    present = np.zeros(int(codes.max()) + 1, dtype=bool)
+def code_points(text: str) -> npt.NDArray[np.uint32]:
+    """The code points of ``text`` (a lone surrogate kept as its own code point)."""
+    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
+
+
+def point_table(codes: npt.NDArray[np.uint32], test: Callable[[str], bool]
+                ) -> npt.NDArray[np.bool_]:
+    """``test(chr(point))`` for each code point present in ``codes``, indexed by code
+    point (``False`` for the others): the text's characters are tested once each."""
+    present = np.zeros(int(codes.max(initial=0)) + 1, dtype=bool)
     present[codes] = True
     points = np.flatnonzero(present)
     table = np.zeros(present.shape[0], dtype=bool)
-    table[points] = np.fromiter(
-        (chr(point).isalnum() or point == 0x5F for point in points.tolist()),
-        dtype=bool,
-        count=points.shape[0],
-    )
-    mask: npt.NDArray[np.bool_] = table[codes]
+    table[points] = np.fromiter(map(test, map(chr, points.tolist())), dtype=bool,
+                                count=points.shape[0])
+    return table
+
+
+def _is_word_character(char: str) -> bool:
+    return char.isalnum() or char == "_"  # exactly what ``\w`` matches
+
+
+def _word_mask(text: str) -> npt.NDArray[np.bool_]:
+    codes = code_points(text)
+    mask: npt.NDArray[np.bool_] = point_table(codes, _is_word_character)[codes]
     return mask
 
 
