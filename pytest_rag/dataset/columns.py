@@ -19,14 +19,12 @@ stays what it was.
 
 from __future__ import annotations
 
-import dataclasses
 import math
-from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import chain, repeat
 from typing import Any, Final
 
-from .model import Query, RunEntry
+from .model import Query, RunEntry, assemble_columns, field_defaults
 
 __all__ = ["plain_queries", "plain_run"]
 
@@ -47,15 +45,12 @@ QUERY_FIELDS: Final = {"id": "id", "question": "question", "relevant": "relevant
                        "reference_answer": "reference_answers",
                        "required_facts": "required_facts",
                        "expected_citations": "expected_citations", "answerable": "answerable"}
-_QUERY_BASE: Final = {item.name: None if item.default is dataclasses.MISSING else item.default
-                      for item in dataclasses.fields(Query)}
-_RUN_BASE: Final = {item.name: item.default for item in dataclasses.fields(RunEntry)}
+_QUERY_BASE: Final = field_defaults(Query)
+_RUN_BASE: Final = field_defaults(RunEntry)
 _ID_LISTS: Final = frozenset({"retrieved_ids", "reranked_ids", "context_ids", "cited_ids",
                               "ann_ids"})
 _NUMBERS: Final = frozenset({"retrieval_latency_ms", "generation_latency_ms", "latency_ms",
                              "cost_usd", "total_tokens"})
-_new: Final = object.__new__
-_drain: Final = deque[object](maxlen=0).extend  # runs an iterator to its end, keeping nothing
 
 
 def _types(column: Iterable[object]) -> set[type]:
@@ -172,7 +167,7 @@ def plain_queries(items: object, convert: Convert, max_grade: int) -> tuple[Quer
                                           else _one_by_one(column, key, convert, default))
     except Exception:  # the item-by-item path raises it, or an earlier problem, in order
         return None
-    return _records(Query, _QUERY_BASE, columns, len(queries))
+    return assemble_columns(Query, columns, len(queries))
 
 
 def plain_run(raw: object, known: Iterable[str], convert: Convert
@@ -221,17 +216,5 @@ def plain_run(raw: object, known: Iterable[str], convert: Convert
             columns[key] = plain if plain is not None else _one_by_one(column, key, convert, None)
     except Exception:  # the item-by-item path raises it, or an earlier problem, in order
         return None
-    return dict(zip(query_ids, _records(RunEntry, _RUN_BASE, columns, len(entries))))
+    return dict(zip(query_ids, assemble_columns(RunEntry, columns, len(entries))))
 
-
-def _records(cls: type[Any], base: dict[str, Any], columns: dict[str, list[Any]],
-             count: int) -> tuple[Any, ...]:
-    """``count`` records of ``cls``: the defaults ``base`` (every field, in field order)
-    with the given columns, each instance dictionary filled in C-level passes (the
-    same dictionaries as the generated ``__init__`` makes, in the same order)."""
-    records = list(map(_new, repeat(cls, count)))
-    states: list[dict[str, Any]] = list(map(vars, records))
-    _drain(map(dict.update, states, repeat(base)))
-    for name, column in columns.items():
-        _drain(map(dict.__setitem__, states, repeat(name), column))
-    return tuple(records)
