@@ -25,10 +25,11 @@ from ..errors import DatasetError, did_you_mean
 from ..registry import REGISTRY, STAGES
 from ..text.locate import locate
 from .bounded_read import UNREADABLE, NotARegularFile, read_text
-from .columns import plain_queries, plain_run
+from .columns import QUERY_FIELDS, plain_queries, plain_run
 from .frameworks import FrameworkReader
 from .model import (
     Chunk, ChunkTable, Claim, Dataset, Document, EvidenceSpan, Params, Query, RunEntry, Vectors,
+    field_defaults,
 )
 
 __all__ = ["FORMAT_ID", "MAX_FILE_BYTES", "MAX_JSON_BYTES", "MAX_YAML_BYTES", "Parser",
@@ -91,6 +92,8 @@ def dataset_limit(path: Path) -> int:
 _STR: Final = frozenset({str})
 _INT: Final = frozenset({int})
 _PLAIN_CHUNK_KEYS: Final = ("id", "doc_id", "start", "end")
+#: What a query field is when its file key is absent or null.
+_QUERY_DEFAULTS: Final = field_defaults(Query)
 _plain_chunk_columns: Final = tuple(map(operator.itemgetter, _PLAIN_CHUNK_KEYS))
 _plain_span_fields: Final = operator.itemgetter("doc_id", "start", "end")
 
@@ -735,22 +738,13 @@ class Parser:
             return dataclasses.replace(value, expected_evidence=self.evidence(
                 value.expected_evidence, f"{place}.expected_evidence"))
         raw = self.mapping(value, place, QUERY_KEYS, required=("id",))
-        get = raw.get
-        return Query(
-            id=self.identifier(raw["id"], f"{place}.id"),
-            question=None if get("question") is None else self.string(raw["question"], f"{place}.question"),
-            relevant=None if get("relevant") is None else self.relevant(raw["relevant"], f"{place}.relevant"),
-            expected_evidence=() if get("expected_evidence") is None else self.evidence(
-                raw["expected_evidence"], f"{place}.expected_evidence"),
-            reference_answers=() if get("reference_answer") is None else self.answers(
-                raw["reference_answer"], f"{place}.reference_answer"),
-            required_facts=() if get("required_facts") is None else self.strings(
-                raw["required_facts"], f"{place}.required_facts"),
-            expected_citations=() if get("expected_citations") is None else self.strings(
-                raw["expected_citations"], f"{place}.expected_citations"),
-            answerable=None if get("answerable") is None else self.boolean(
-                raw["answerable"], f"{place}.answerable"),
-        )
+        fields: dict[str, Any] = {"id": self.identifier(raw["id"], f"{place}.id")}
+        for key, attribute in QUERY_FIELDS.items():  # in file order: the first problem is named
+            if key != "id":
+                item = raw.get(key)
+                fields[attribute] = (_QUERY_DEFAULTS[attribute] if item is None
+                                     else self._query_field(key, item, f"{place}.{key}"))
+        return Query(**fields)
 
     def queries_section(self, value: object, place: str = "queries") -> tuple[Query, ...]:
         plain = plain_queries(value, self._query_field, MAX_GRADE)
@@ -766,21 +760,23 @@ class Parser:
             queries.append(query)
         return tuple(queries)
 
-    def _query_field(self, key: str, value: object) -> Any:
-        """One query field by its file key, converted as :meth:`query` does (for the
-        column-by-column path, which shows no place: a problem sends it here again)."""
+    def _query_field(self, key: str, value: object, place: str | None = None) -> Any:
+        """One query field (not ``None``) by its file key, converted, its errors at
+        ``place`` (the key itself for the column-by-column path, which shows no place:
+        a problem sends it through :meth:`query` again)."""
+        where = key if place is None else place
         if key == "relevant":
-            return self.relevant(value, key)
+            return self.relevant(value, where)
         if key == "expected_evidence":
-            return self.evidence(value, key)
+            return self.evidence(value, where)
         if key == "reference_answer":
-            return self.answers(value, key)
+            return self.answers(value, where)
         if key in ("required_facts", "expected_citations"):
-            return self.strings(value, key)
+            return self.strings(value, where)
         if key == "question":
-            return self.string(value, key)
+            return self.string(value, where)
         if key == "answerable":
-            return self.boolean(value, key)
+            return self.boolean(value, where)
         raise AssertionError(key)  # pragma: no cover
 
     def claims(self, value: object, place: str) -> tuple[Claim, ...]:
