@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from itertools import repeat
 from typing import TYPE_CHECKING, Any, Final, TypeVar, cast, overload
 
+from .fields import gold_attributes
+
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
@@ -344,8 +346,7 @@ class Query:
 #: What a :class:`Query` caches beside its fields (a test keeps this list complete).
 QUERY_CACHES: Final = frozenset({"fingerprint"})
 #: The fields of a query's gold: every field but the id.
-_GOLD_FIELDS: Final = tuple(f.name for f in dataclasses.fields(Query)
-                            if f.name not in ("id", "relevant_from_evidence"))
+_GOLD_FIELDS: Final = gold_attributes()
 
 
 @dataclass(frozen=True)
