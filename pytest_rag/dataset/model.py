@@ -342,6 +342,25 @@ class Query:
                 else getattr(self, name) for name in _GOLD_FIELDS]
         return _digest(json.dumps(gold, sort_keys=True, ensure_ascii=False, default=_plain))
 
+    def fingerprint_of(self, names: tuple[str, ...]) -> str:
+        """A digest of the gold fields ``names`` (attributes, as written; a ``relevant``
+        derived from evidence is not gold), kept with the query per tuple of names.
+
+        What one stage's baseline entry records (:func:`~pytest_rag.dataset.fields.gold_attributes`):
+        it changes when a field that stage reads is edited, and only then.  It
+        never equals :attr:`fingerprint` (the field names are part of it).
+        """
+        key = "fingerprint:" + ",".join(names)
+        cached = self.__dict__.get(key)
+        if cached is None:
+            import json
+
+            gold = {name: None if name == "relevant" and self.relevant_from_evidence
+                    else getattr(self, name) for name in names}
+            cached = self.__dict__[key] = _digest(json.dumps(
+                gold, sort_keys=True, ensure_ascii=False, default=_plain))
+        return cast(str, cached)
+
 
 #: What a :class:`Query` caches beside its fields (a test keeps this list complete).
 QUERY_CACHES: Final = frozenset({"fingerprint"})
