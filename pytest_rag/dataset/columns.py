@@ -1,4 +1,9 @@
-"""Column-by-column checks of plain ``queries`` and ``run`` sections: the parser's fast path.
+"""Column-by-column checks of plain sections: the parser's fast paths.
+
+Besides ``queries`` and ``run`` (below), the chunks (:func:`plain_chunks`), a
+query's evidence spans (:func:`plain_spans`) and the chunk vectors
+(:func:`stack_vectors`) have a fast path here, each returning ``None`` on any
+doubt so that the parser's own rule decides and names the problem.
 
 A large file's queries and run entries are almost always plain: dicts of the
 format's keys whose values have the exact types a JSON file gives.  Checking
@@ -20,14 +25,16 @@ stays what it was.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import chain, repeat
 from typing import Any, Final
 
 from .fields import QUERY, RUN, Field, Kind
-from .model import Query, RunEntry, assemble_columns, field_defaults
+from .model import ChunkTable, EvidenceSpan, Query, RunEntry, assemble_columns, field_defaults
 
-__all__ = ["COLUMN_CHECKS", "plain_column", "plain_queries", "plain_run"]
+__all__ = ["COLUMN_CHECKS", "plain_chunks", "plain_column", "plain_queries", "plain_run",
+           "plain_spans", "stack_vectors"]
 
 #: A value converter of the parser: ``(field, value) -> converted`` (raises on a bad value).
 Convert = Callable[[str, Any], Any]
@@ -39,6 +46,10 @@ _BOOL_OR_NONE: Final[frozenset[type]] = frozenset({bool, _NONE})
 _LIST_OR_NONE: Final[frozenset[type]] = frozenset({list, tuple, _NONE})
 _NUMBER_OR_NONE: Final[frozenset[type]] = frozenset({int, float, _NONE})
 _ANSWERS: Final[frozenset[type]] = frozenset({str, list, tuple, _NONE})
+_INT: Final[frozenset[type]] = frozenset({int})
+_PLAIN_CHUNK_KEYS: Final = ("id", "doc_id", "start", "end")
+_plain_chunk_columns: Final = tuple(map(operator.itemgetter, _PLAIN_CHUNK_KEYS))
+_plain_span_fields: Final = operator.itemgetter("doc_id", "start", "end")
 
 _QUERY_BASE: Final = field_defaults(Query)
 
@@ -245,3 +256,85 @@ def plain_column(row: Field, column: list[Any], max_grade: int) -> list[Any] | N
 #: Kinds whose values are never converted one by one here: a ranked list may hold
 #: chunk objects of a framework, which only the item-by-item path reads.
 _ONLY_PLAIN: Final = frozenset({"ids", "ranked_ids"})
+
+
+def plain_chunks(items: Sequence[Any], lengths: Mapping[str, int]) -> ChunkTable | None:
+    """The chunks, checked column by column and kept as columns, when every
+    item is a plain ``{"id", "doc_id", "start", "end"}`` dict that passes every rule
+    (``lengths``: each document's text length).
+
+    ``None`` otherwise: the item-by-item path then finds (and names) the
+    first problem, so this changes no result and no message.
+    """
+    if (not items or set(map(type, items)) != {dict}
+            or set(map(len, items)) != {len(_PLAIN_CHUNK_KEYS)}):
+        return None
+    try:
+        ids, doc_ids, starts, ends = (tuple(map(column, items))
+                                      for column in _plain_chunk_columns)
+    except KeyError:
+        return None
+    if not (_types(ids) <= _STR and _types(doc_ids) <= _STR and _types(starts) <= _INT
+            and _types(ends) <= _INT and all(ids)):
+        return None
+    index = dict(zip(ids, range(len(ids))))
+    if len(index) != len(ids):
+        return None
+    import numpy as np
+
+    count = len(ids)
+    try:  # every doc_id is a str, so only an unknown one fails
+        limits = np.fromiter(map(lengths.__getitem__, doc_ids),
+                             dtype=np.int64, count=count)
+    except KeyError:
+        return None
+    try:
+        low = np.fromiter(starts, dtype=np.int64, count=count)
+        high = np.fromiter(ends, dtype=np.int64, count=count)
+    except OverflowError:
+        return None
+    if not ((low >= 0) & (low <= high) & (high <= limits)).all():
+        return None
+    return ChunkTable.of(ids, doc_ids, starts, ends, index)
+
+
+def plain_spans(items: Sequence[Any], lengths: Mapping[str, int]
+                ) -> tuple[EvidenceSpan, ...] | None:
+    """The spans when every item is a plain ``{"doc_id", "start", "end"}`` dict
+    that passes every rule; ``None`` otherwise (then the item-by-item path
+    finds and names the first problem).  ``lengths``: each document's text length."""
+    spans: dict[EvidenceSpan, None] = {}
+    for item in items:
+        if type(item) is not dict or len(item) != 3:
+            return None
+        try:
+            doc_id, start, end = _plain_span_fields(item)
+        except KeyError:
+            return None
+        if (type(doc_id) is not str or type(start) is not int or type(end) is not int
+                or not 0 <= start <= end <= lengths.get(doc_id, -1)):
+            return None
+        spans[EvidenceSpan(doc_id, start, end)] = None
+    return tuple(spans)
+
+
+def stack_vectors(rows: list[Any]) -> Any:
+    """Same-dtype float vectors (numpy arrays of one length) stacked into one
+    matrix, when they are all finite; ``None`` for anything else, which then
+    goes row by row through :meth:`~pytest_rag.dataset.values.ValueChecks.matrix` and its messages.
+
+    float32 rows stay float32, as a float32 matrix does in :meth:`~pytest_rag.dataset.values.ValueChecks.matrix`.
+    """
+    import numpy as np
+
+    if set(map(type, rows)) != {np.ndarray}:
+        return None
+    dtypes = set(map(operator.attrgetter("dtype"), rows))
+    shapes = set(map(operator.attrgetter("shape"), rows))
+    if len(dtypes) != 1 or len(shapes) != 1:
+        return None
+    dtype, shape = dtypes.pop(), shapes.pop()
+    if dtype not in (np.float32, np.float64) or len(shape) != 1 or shape[0] == 0:
+        return None
+    matrix = np.stack(rows)
+    return matrix if np.isfinite(matrix).all() else None
