@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..errors import DatasetError
 from .bounded_read import InvalidJson, decode_json
-from .gc_pause import collector_paused
+from .caches import collector_paused
 from .model import Dataset
 from .parser import parse_dataset
 
