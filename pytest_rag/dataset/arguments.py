@@ -22,7 +22,7 @@ from .model import (
     replaced,
 )
 from .parser import (
-    MAX_GRADE, Parser, check_vector_dimensions, describe_value,
+    MAX_GRADE, FormatChecks, check_vector_dimensions, describe_value,
 )
 
 __all__ = ["GOLD_QUERY_INPUTS", "RUN_INPUTS", "SECTION_INPUTS", "resolve_inputs"]
@@ -62,7 +62,7 @@ SECTION_INPUTS: tuple[str, ...] = (
 ALL_INPUTS: frozenset[str] = frozenset(GOLD_QUERY_INPUTS) | frozenset(RUN_INPUTS) | frozenset(SECTION_INPUTS)
 
 
-def _query_mapping(parser: Parser, name: str, value: object) -> Mapping[str, Any]:
+def _query_mapping(parser: FormatChecks, name: str, value: object) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
         parser.fail(name, f"expected a mapping of query id to value "
                           f"(like {{'q1': ...}}), got {describe_value(value)}")
@@ -83,7 +83,7 @@ def _replaced(record: _Record, changes: Mapping[str, Any]) -> _Record:
     return replaced(record, changes) if changes else record
 
 
-def _chunk_vectors(parser: Parser, value: object, dataset: Dataset) -> tuple[tuple[str, ...], Any]:
+def _chunk_vectors(parser: FormatChecks, value: object, dataset: Dataset) -> tuple[tuple[str, ...], Any]:
     if isinstance(value, Mapping):
         return parser.chunk_vectors(value, "chunk_vectors")
     matrix = parser.matrix(value, "chunk_vectors", rows=True)
@@ -131,7 +131,7 @@ def resolve_inputs(dataset: Dataset | None, inputs: Mapping[str, Any],
     given = {name: value for name, value in inputs.items() if value is not None}
     if not given:
         return base
-    parser = Parser(SOURCE, objects=True, doc_id_key=doc_id_key)
+    parser = FormatChecks(SOURCE, objects=True, doc_id_key=doc_id_key)
 
     documents = base.documents
     if "documents" in given:

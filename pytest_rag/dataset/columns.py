@@ -13,7 +13,7 @@ of every query is checked at once, one column at a time, in C-level passes
 filled by dictionary updates (:func:`~pytest_rag.dataset.model.assemble`'s way).
 
 The fast path never raises and never decides anything the item-by-item path of
-:class:`~pytest_rag.dataset.parser.Parser` would decide differently: a column
+:class:`~pytest_rag.dataset.parser.FormatChecks` would decide differently: a column
 whose cheap check fails is converted value by value with the parser's own
 converter, and on any doubt (an item that is not a plain dict, an unknown or
 non-string key, a duplicate or empty id, a converter that raises) the
@@ -72,7 +72,7 @@ def _string_lists(column: list[Any]) -> list[Any] | None:
 
 
 def _grades(column: list[Any], max_grade: int) -> list[Any] | None:
-    """``relevant`` values: plain grade mappings and id lists, as :meth:`Parser.relevant` makes them."""
+    """``relevant`` values: plain grade mappings and id lists, as :meth:`FormatChecks.relevant` makes them."""
     kinds = _types(column)
     if kinds <= {dict, _NONE}:
         mappings = [value for value in column if value is not None]
@@ -204,7 +204,7 @@ def _vectors(raws: list[Any], _: int) -> list[Any] | None:
     when each is a one-dimensional float32 or float64 numpy array, all of one
     dtype and one length, with only finite values, checked at once; else ``None``.
 
-    Those are the vectors ``Parser.matrix`` converts to float64 without a
+    Those are the vectors ``FormatChecks.matrix`` converts to float64 without a
     message (a float64 one is kept as it is), so the values are the same.
     """
     import numpy as np

@@ -89,7 +89,7 @@ def with_run(dataset: Dataset, path: Path) -> Dataset:
     """
     import dataclasses
 
-    from .parser import Parser, check_vector_dimensions
+    from .parser import FormatChecks, check_vector_dimensions
     from .sources import FORMAT_SUFFIXES, trec_run
     from .sources.lines import read_dataset_text
 
@@ -106,7 +106,7 @@ def with_run(dataset: Dataset, path: Path) -> Dataset:
         wanted = set(known)
         section = {topic: {"retrieved_ids": docs} for topic, docs in trec_run(path).items()
                    if topic in wanted}
-    parser = Parser(source)
+    parser = FormatChecks(source)
     run = parser.run_section({} if section is None else section, known, place)
     check_vector_dimensions(parser, dataset.vectors, run)
     return dataclasses.replace(dataset, run=run, run_source=(source, place))

@@ -1,11 +1,11 @@
-"""The rules of the dataset format, version 1, for decoded data: :class:`Parser` and :func:`parse_dataset`.
+"""The rules of the dataset format, version 1, for decoded data: :func:`parse_dataset`.
 
 :func:`parse_dataset` checks an already decoded mapping (a file is read by
 :func:`pytest_rag.dataset.loading.load_dataset`).  Every rule of the format is enforced and each
 violation raises one :class:`~pytest_rag.errors.DatasetError` naming the file
-and the place (``queries[3].expected_evidence[0].end``).  The piecewise
-parsers of :class:`Parser` are shared with the evaluators' keyword arguments,
-so data passed in Python is checked by exactly the same rules.
+and the place (``queries[3].expected_evidence[0].end``).  The section checks of
+:class:`FormatChecks` also check the evaluators' keyword arguments: data passed in
+Python is checked by exactly the same rules.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from .values import (
 )
 
 __all__ = ["FORMAT_ID", "MAX_FILE_BYTES", "MAX_JSON_BYTES", "MAX_YAML_BYTES", "MEMORY_PER_BYTE",
-           "Parser", "dataset_kind", "dataset_limit", "describe_value", "parse_dataset"]
+           "FormatChecks", "dataset_kind", "dataset_limit", "describe_value", "parse_dataset"]
 
 FORMAT_ID = "pytest-rag/v1"
 
@@ -59,8 +59,9 @@ MAX_GRADE = 100
 _QUERY_DEFAULTS: Final = field_defaults(Query)
 
 
-class Parser(ValueChecks):
-    """Validating converters from decoded data to :mod:`pytest_rag.dataset.model` objects.
+class FormatChecks(ValueChecks):
+    """The format's checks of decoded sections, which build the :mod:`pytest_rag.dataset.model`
+    objects of data that passes them (it reads no text: files are decoded first).
 
     Parameters
     ----------
@@ -532,7 +533,10 @@ class Parser(ValueChecks):
         return result
 
 
-def check_vector_dimensions(parser: Parser, dataset_vectors: Vectors | None,
+Parser = FormatChecks  # its old name, for code of branches not merged yet
+
+
+def check_vector_dimensions(parser: FormatChecks, dataset_vectors: Vectors | None,
                             run: Mapping[str, RunEntry],
                             place_of: Callable[[str], str] | None = None) -> None:
     """Query vectors must have the chunk vectors' dimension."""
@@ -566,7 +570,7 @@ def parse_dataset(raw: object, *, source: str = "<arguments>", base_dir: Path | 
     DatasetError
         For the first rule the data breaks, naming ``source`` and the place.
     """
-    parser = Parser(source, base_dir, allow_outside_paths=allow_outside_paths,
+    parser = FormatChecks(source, base_dir, allow_outside_paths=allow_outside_paths,
                     objects=objects, doc_id_key=doc_id_key)
     data = parser.mapping(raw, "", TOP_KEYS) if raw is not None else {}
 

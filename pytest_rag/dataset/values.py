@@ -1,7 +1,7 @@
 """Checks of single decoded values, and how a value is shown in a message.
 
 :class:`ValueChecks` is the part of the dataset parser
-(:class:`~pytest_rag.dataset.parser.Parser`) that knows no section of the
+(:class:`~pytest_rag.dataset.parser.FormatChecks`) that knows no section of the
 format: a mapping with allowed keys, a list, a string, an id, a whole or a
 finite number, a vector.  Each check raises one
 :class:`~pytest_rag.errors.DatasetError` naming the source and the place, with
