@@ -210,18 +210,10 @@ def _vectors(raws: list[Any], _: int) -> list[Any] | None:
     import numpy as np
 
     given = [raw for raw in raws if raw is not None]
-    if not given or set(map(type, given)) != {np.ndarray}:
+    stacked = stack_vectors(given) if given else None
+    if stacked is None:
         return None
-    kinds = {(raw.dtype, raw.shape) for raw in given}
-    if len(kinds) != 1:
-        return None
-    dtype, shape = kinds.pop()
-    if dtype not in (np.float32, np.float64) or len(shape) != 1 or shape[0] == 0:
-        return None
-    stacked = np.stack(given).astype(np.float64, copy=False)
-    if not np.isfinite(stacked).all():
-        return None
-    rows = iter(given if dtype == np.float64 else stacked)
+    rows = iter(given if stacked.dtype == np.float64 else stacked.astype(np.float64))
     return [None if raw is None else next(rows) for raw in raws]
 
 
