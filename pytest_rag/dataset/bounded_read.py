@@ -31,10 +31,27 @@ from typing import Any
 
 from ..text.locate import line_column
 
-__all__ = ["MAX_FILE_BYTES", "MAX_JSON_BYTES", "MAX_YAML_BYTES", "MEMORY_PER_BYTE", "UNREADABLE",
-           "DocumentUnreadable", "FileTooLarge", "InvalidJson", "NotARegularFile", "NotText", "dataset_kind",
-           "big_integer_place", "dataset_limit", "decode_json", "lone_surrogate_place",
-           "read_bounded", "read_document", "read_json", "read_text"]
+__all__ = [
+    "MAX_FILE_BYTES",
+    "MAX_JSON_BYTES",
+    "MAX_YAML_BYTES",
+    "MEMORY_PER_BYTE",
+    "UNREADABLE",
+    "DocumentUnreadable",
+    "FileTooLarge",
+    "InvalidJson",
+    "NotARegularFile",
+    "NotText",
+    "big_integer_place",
+    "dataset_kind",
+    "dataset_limit",
+    "decode_json",
+    "lone_surrogate_place",
+    "read_bounded",
+    "read_document",
+    "read_json",
+    "read_text",
+]
 
 #: Files larger than this are refused rather than read into memory (``path:``
 #: documents, baselines, reports).

@@ -12,14 +12,14 @@ of every query is checked at once, one column at a time, in C-level passes
 (``set(map(type, column))``, ``chain.from_iterable``), and the records are
 filled by dictionary updates (:func:`~pytest_rag.dataset.model.assemble`'s way).
 
-The fast path never raises and never decides anything the item-by-item path of
+The fast path never decides anything the item-by-item path of
 :class:`~pytest_rag.dataset.parser.FormatChecks` would decide differently: a column
 whose cheap check fails is converted value by value with the parser's own
 converter, and on any doubt (an item that is not a plain dict, an unknown or
-non-string key, a duplicate or empty id, a converter that raises) the
-functions return ``None``.  The parser then takes its item-by-item path, which
-finds the first problem in file order and names its place, so every message
-stays what it was.
+non-string key, a duplicate or empty id, a converter that refuses a value)
+the functions return ``None``.  The parser then takes its item-by-item path,
+which finds the first problem in file order and names its place, so every
+message stays what it was.  Any other exception is a bug, and is not hidden.
 """
 
 from __future__ import annotations
@@ -30,8 +30,16 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import chain, repeat
 from typing import Any, Final
 
+from ..errors import DatasetError
 from .fields import QUERY, RUN, Field, Kind
-from .model import ChunkTable, EvidenceSpan, Query, RunEntry, assemble_columns, field_defaults
+from .model import (
+    ChunkTable,
+    EvidenceSpan,
+    Query,
+    RunEntry,
+    assemble_columns,
+    field_defaults,
+)
 
 __all__ = ["COLUMN_CHECKS", "plain_chunks", "plain_column", "plain_queries", "plain_run",
            "plain_spans", "stack_vectors"]
@@ -154,7 +162,7 @@ def plain_queries(items: object, convert: Convert, max_grade: int) -> tuple[Quer
             plain = plain_column(QUERY[key], column, max_grade)
             columns[attribute] = (plain if plain is not None
                                   else _one_by_one(column, key, convert, default))
-    except Exception:  # the item-by-item path raises it, or an earlier problem, in order
+    except DatasetError:  # the item-by-item path raises it, or an earlier problem, in order
         return None
     return assemble_columns(Query, columns, len(queries))
 
@@ -194,7 +202,7 @@ def plain_run(raw: object, known: Iterable[str], convert: Convert
             if plain is None and RUN[key].kind in _ONLY_PLAIN:
                 return None
             columns[key] = plain if plain is not None else _one_by_one(column, key, convert, None)
-    except Exception:  # the item-by-item path raises it, or an earlier problem, in order
+    except DatasetError:  # the item-by-item path raises it, or an earlier problem, in order
         return None
     return dict(zip(query_ids, assemble_columns(RunEntry, columns, len(entries))))
 

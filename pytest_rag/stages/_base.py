@@ -8,9 +8,9 @@ from operator import attrgetter, is_not
 from typing import Any, ClassVar
 
 from ..dataset.arguments import resolve_inputs
+from ..dataset.caches import collector_paused
 from ..dataset.fields import GOLD_FIELDS
 from ..dataset.frameworks import check_doc_id_key
-from ..dataset.caches import collector_paused
 from ..dataset.model import RUN_FIELDS, Dataset
 from ..kernels.aggregate import FloatArray, mean
 from ..registry import MetricSpec, describe_need, need_alternatives, stage_metrics
