@@ -156,3 +156,30 @@ def test_the_readme_format_reference_has_a_row_for_every_field() -> None:
     for row in FIELDS:
         pattern = rf"^\| {section[row.section]} \| `{re.escape(row.key)}` \|"
         assert re.search(pattern, text, re.MULTILINE), row.key
+
+
+def test_the_readme_format_reference_names_every_key_of_every_mapping() -> None:
+    """The keys of the other mappings of the format (documents, chunks, vectors,
+    evidence spans, claims, the top level) are each in the README's reference too."""
+    from pytest_rag.dataset.parser import (
+        CHUNK_KEYS, CLAIM_KEYS, DOCUMENT_KEYS, EVIDENCE_KEYS, TOP_KEYS, VECTOR_KEYS,
+    )
+
+    text = README.read_text(encoding="utf-8")
+    rows = re.findall(r"^\| (`[^|]*`|top level) \| ([^|]*) \|", text, re.MULTILINE)
+    named: dict[str, str] = {}
+    for section, keys in rows:
+        named[section] = named.get(section, "") + keys
+    for section, keys in (("`documents[]`", DOCUMENT_KEYS), ("`chunks[]`", CHUNK_KEYS),
+                          ("`vectors`", VECTOR_KEYS)):
+        for key in keys:
+            assert f"`{key}`" in named.get(section, ""), (section, key)
+    for key in TOP_KEYS:  # a section of its own, or the top level's row
+        assert any(section.startswith(f"`{key}") for section in named) or (
+            f"`{key}`" in named.get("top level", "")), key
+    evidence = next(line for line in text.splitlines()
+                    if line.startswith("| `queries[]` | `expected_evidence` |"))
+    claims = next(line for line in text.splitlines()
+                  if line.startswith("| `run.<query id>` | `verified_claims` |"))
+    assert all(key in evidence for key in EVIDENCE_KEYS)
+    assert all(key in claims for key in CLAIM_KEYS)
