@@ -8,7 +8,11 @@ import pytest_rag
 from pytest_rag import RetrievalEvaluator
 from pytest_rag.metrics import recall_at_k, retrieval
 from pytest_rag.stages.checks import (
-    Comparison, MetricValue, assert_metric, reset_context, use_context,
+    Comparison,
+    MetricValue,
+    assert_metric,
+    reset_context,
+    use_context,
 )
 
 
