@@ -36,7 +36,8 @@ __all__ = ["GoldChange", "gold_change", "gold_fingerprints", "mean_over", "reads
 
 
 class Fingerprinted(Protocol):
-    """What a run's record holds about its gold (:class:`~pytest_rag.compare.records.StageRecord`)."""
+    """What a run's record holds about its gold
+    (:class:`~pytest_rag.compare.records.StageRecord`)."""
 
     @property
     def gold(self) -> Mapping[str, str]: ...

@@ -1,4 +1,4 @@
-"""Work done once on large data: caches kept with the objects they describe, and the collector pause.
+"""Work done once on large data: caches kept with what they describe, and the collector pause.
 
 **Caches.**  What the higher layers compute from a document or a dataset
 (token positions, Markdown blocks, word ids, placed evidence) is kept on the
@@ -71,7 +71,9 @@ def cache_entry(cache: dict[str, Any], key: str, build: Callable[[], _Value]) ->
 class ObjectCache:
     """Gives a frozen record :meth:`cached`: values derived from it, kept in its ``__dict__``."""
 
-    def cached(self: _Cached, name: str, build: Callable[[_Cached], _Value]) -> _Value:
+    # typing.Self needs Python 3.11; the self-bound type variables say the same.
+    def cached(self: _Cached, name: str,  # noqa: PYI019
+               build: Callable[[_Cached], _Value]) -> _Value:
         """``build(self)``, computed once per object and kept with it.
 
         What the higher layers derive from a document's text alone (its
@@ -93,7 +95,8 @@ class DatasetCache(ObjectCache):
         documents: Sequence[Any]
         queries: Sequence[Any]
 
-    def corpus_cached(self: _Shared, name: str, build: Callable[[_Shared], _Value]) -> _Value:
+    def corpus_cached(self: _Shared, name: str,  # noqa: PYI019 (as for cached)
+                      build: Callable[[_Shared], _Value]) -> _Value:
         """``build(self)`` for what depends on the documents alone, kept with the corpus.
 
         Like :meth:`cached`, but the cache is shared with every dataset that
@@ -105,7 +108,7 @@ class DatasetCache(ObjectCache):
         return cache_entry(self.__dict__.setdefault(_CORPUS_CACHE, {}), name,
                            lambda: build(self))
 
-    def corpus_cached_for(self: _Shared, name: str, key: object,
+    def corpus_cached_for(self: _Shared, name: str, key: object,  # noqa: PYI019
                           build: Callable[[_Shared], _Value]) -> _Value:
         """``build(self)`` for what depends on the documents and on ``key`` alone.
 
@@ -121,7 +124,8 @@ class DatasetCache(ObjectCache):
             entry = cache["for:" + name] = (key, build(self))
         return cast("_Value", entry[1])
 
-    def gold_cached(self: _Shared, name: str, build: Callable[[_Shared], _Value]) -> _Value:
+    def gold_cached(self: _Shared, name: str,  # noqa: PYI019 (as for cached)
+                    build: Callable[[_Shared], _Value]) -> _Value:
         """``build(self)`` for what depends on the documents and the queries alone
         (:meth:`corpus_cached_for` the queries)."""
         return self.corpus_cached_for(name, self.queries, build)

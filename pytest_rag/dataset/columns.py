@@ -80,7 +80,8 @@ def _string_lists(column: list[Any]) -> list[Any] | None:
 
 
 def _grades(column: list[Any], max_grade: int) -> list[Any] | None:
-    """``relevant`` values: plain grade mappings and id lists, as :meth:`FormatChecks.relevant` makes them."""
+    """``relevant`` values: plain grade mappings and id lists, as
+    :meth:`FormatChecks.relevant` makes them."""
     kinds = _types(column)
     if kinds <= {dict, _NONE}:
         mappings = [value for value in column if value is not None]
@@ -323,7 +324,8 @@ def stack_vectors(rows: list[Any]) -> Any:
     matrix, when they are all finite; ``None`` for anything else, which then
     goes row by row through :meth:`~pytest_rag.dataset.values.ValueChecks.matrix` and its messages.
 
-    float32 rows stay float32, as a float32 matrix does in :meth:`~pytest_rag.dataset.values.ValueChecks.matrix`.
+    float32 rows stay float32, as a float32 matrix does in
+    :meth:`~pytest_rag.dataset.values.ValueChecks.matrix`.
     """
     import numpy as np
 

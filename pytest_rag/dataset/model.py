@@ -32,11 +32,8 @@ _START: Final = operator.attrgetter("start")
 _END: Final = operator.attrgetter("end")
 
 __all__ = [
-    "documents_fingerprint",
     "Chunk",
     "ChunkTable",
-    "chunk_ids",
-    "chunk_spans",
     "Claim",
     "Dataset",
     "Document",
@@ -45,6 +42,9 @@ __all__ = [
     "Query",
     "RunEntry",
     "Vectors",
+    "chunk_ids",
+    "chunk_spans",
+    "documents_fingerprint",
 ]
 
 
@@ -327,7 +327,8 @@ class Query:
         """A digest of the gold fields ``names`` (attributes, as written; a ``relevant``
         derived from evidence is not gold), kept with the query per tuple of names.
 
-        What one stage's baseline entry records (:func:`~pytest_rag.dataset.fields.gold_attributes`):
+        What one stage's baseline entry records
+        (:func:`~pytest_rag.dataset.fields.gold_attributes`):
         it changes when a field that stage reads is edited, and only then.  It
         never equals :attr:`fingerprint` (the field names are part of it).
         """

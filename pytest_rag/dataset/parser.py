@@ -17,23 +17,34 @@ from typing import Any, Final
 
 from ..registry import REGISTRY, STAGES
 from ..text.locate import locate
-from .bounded_read import (  # the limits: also named here, where they were first defined
-    MAX_FILE_BYTES, MAX_JSON_BYTES, MAX_YAML_BYTES, MEMORY_PER_BYTE, DocumentUnreadable,
-    dataset_kind, dataset_limit, read_document,
-)
+from .bounded_read import DocumentUnreadable, read_document
 from .columns import plain_chunks, plain_queries, plain_run, plain_spans, stack_vectors
 from .fields import QUERY, RUN, Field
 from .frameworks import FrameworkReader
 from .model import (
-    Chunk, Claim, Dataset, Document, EvidenceSpan, Params, Query, RunEntry, Vectors,
+    Chunk,
+    Claim,
+    Dataset,
+    Document,
+    EvidenceSpan,
+    Params,
+    Query,
+    RunEntry,
+    Vectors,
     field_defaults,
 )
 from .values import (
-    _INT, _STR, ValueChecks, _is_plain_data, _join, _only, _show, describe_value,
+    _INT,
+    _STR,
+    ValueChecks,
+    _is_plain_data,
+    _join,
+    _only,
+    _show,
+    describe_value,
 )
 
-__all__ = ["FORMAT_ID", "MAX_FILE_BYTES", "MAX_JSON_BYTES", "MAX_YAML_BYTES", "MEMORY_PER_BYTE",
-           "FormatChecks", "dataset_kind", "dataset_limit", "describe_value", "parse_dataset"]
+__all__ = ["FORMAT_ID", "FormatChecks", "describe_value", "parse_dataset"]
 
 FORMAT_ID = "pytest-rag/v1"
 
@@ -202,7 +213,8 @@ class FormatChecks(ValueChecks):
             known = ", ".join(map(repr, list(self.documents)[:5]))
             more = ", ..." if len(self.documents) > 5 else ""
             self.fail(place, f"unknown document {doc_id!r} (known: {known}{more})"
-                      if self.documents else f"unknown document {doc_id!r} (there are no documents)")
+                      if self.documents
+                      else f"unknown document {doc_id!r} (there are no documents)")
         return doc_id
 
     def _offsets(self, raw: Mapping[str, Any], where: str, doc_id: str) -> tuple[int, int] | None:
@@ -439,35 +451,12 @@ class FormatChecks(ValueChecks):
     def convert(self, row: Field, value: object, place: str) -> Any:
         """The value (not ``None``) of the field ``row`` of the table
         (:mod:`pytest_rag.dataset.fields`), checked and converted by its kind."""
-        kind = row.kind
-        if kind == "ranked_ids" and self.objects:
+        if row.kind == "ranked_ids" and self.objects:
             items = self.sequence(value, place)
             if _only(items, _STR):
                 return tuple(items)
             return tuple(self._ranked_id(item, f"{place}[{i}]") for i, item in enumerate(items))
-        if kind == "ids" or kind == "ranked_ids":
-            return self.ids(value, place)
-        if kind == "number":
-            return self.number(value, place, 0)
-        if kind == "text":
-            return self.string(value, place)
-        if kind == "boolean":
-            return self.boolean(value, place)
-        if kind == "strings":
-            return self.strings(value, place)
-        if kind == "grades":
-            return self.relevant(value, place)
-        if kind == "evidence":
-            return self.evidence(value, place)
-        if kind == "answers":
-            return self.answers(value, place)
-        if kind == "claims":
-            return self.claims(value, place)
-        if kind == "vector":
-            return self.matrix(value, place, rows=False)
-        if kind == "id":
-            return self.identifier(value, place)
-        raise AssertionError(kind)  # pragma: no cover
+        return _CONVERTERS[row.kind](self, value, place)
 
     def claims(self, value: object, place: str) -> tuple[Claim, ...]:
         claims = []
@@ -522,18 +511,29 @@ class FormatChecks(ValueChecks):
                 run[query_id] = self.run_entry(entry, _join(place, query_id))
         return run
 
-    def expected(self, value: object, place: str = "expected") -> dict[str, dict[str, float | None]]:
+    def expected(self, value: object, place: str = "expected"
+                 ) -> dict[str, dict[str, float | None]]:
         raw = self.mapping(value, place, STAGES)
         result: dict[str, dict[str, float | None]] = {}
         for stage, values in raw.items():
             keys = [name.split(".", 1)[1] for name in REGISTRY if name.startswith(stage + ".")]
             section = self.mapping(values, f"{place}.{stage}", keys)
-            result[stage] = {key: None if item is None else float(self.number(item, f"{place}.{stage}.{key}"))
+            result[stage] = {key: None if item is None
+                             else float(self.number(item, f"{place}.{stage}.{key}"))
                              for key, item in section.items()}
         return result
 
 
 Parser = FormatChecks  # its old name, for code of branches not merged yet
+#: The converter of each kind of field (:data:`pytest_rag.dataset.fields.Kind`).
+_CONVERTERS: Final[dict[str, Callable[[FormatChecks, Any, str], Any]]] = {
+    "id": FormatChecks.identifier, "text": FormatChecks.string, "boolean": FormatChecks.boolean,
+    "grades": FormatChecks.relevant, "evidence": FormatChecks.evidence,
+    "answers": FormatChecks.answers, "strings": FormatChecks.strings, "ids": FormatChecks.ids,
+    "ranked_ids": FormatChecks.ids, "claims": FormatChecks.claims,
+    "vector": lambda checks, value, place: checks.matrix(value, place, rows=False),
+    "number": lambda checks, value, place: checks.number(value, place, 0),
+}
 
 
 def check_vector_dimensions(parser: FormatChecks, dataset_vectors: Vectors | None,

@@ -88,7 +88,7 @@ def _show(value: object) -> str:
     else:
         try:
             text = _REPR.repr(value)
-        except Exception:  # a foreign object whose repr fails
+        except Exception:  # noqa: BLE001 - a foreign object's repr may raise anything
             text = f"<{type(value).__name__}>"
     return text if len(text) <= 60 else text[:57] + "..."
 

@@ -176,7 +176,8 @@ def available(dataset: Dataset, settings: Mapping[str, object], name: str) -> bo
         return bool(dataset.expected_metadata)
     vectors = dataset.vectors
     if name == "chunk_vectors":
-        return vectors is not None and vectors.chunk_matrix is not None and len(vectors.chunk_ids) > 0
+        return (vectors is not None and vectors.chunk_matrix is not None
+                and len(vectors.chunk_ids) > 0)
     if name == "sentence_vectors":
         return vectors is not None and bool(vectors.sentences)
     if name == "indexed_ids":
