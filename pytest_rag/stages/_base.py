@@ -9,9 +9,9 @@ from typing import Any, ClassVar
 
 from ..dataset.arguments import resolve_inputs
 from ..dataset.caches import collector_paused
-from ..dataset.fields import GOLD_FIELDS
+from ..dataset.fields import GOLD_FIELDS, RUN
 from ..dataset.frameworks import check_doc_id_key
-from ..dataset.model import RUN_FIELDS, Dataset
+from ..dataset.model import Dataset
 from ..kernels.aggregate import FloatArray, mean
 from ..registry import MetricSpec, describe_need, need_alternatives, stage_metrics
 from .report import Report
@@ -158,8 +158,6 @@ def _has(value: object) -> bool:
         return True
 
 
-#: A gold input's name -> the :class:`Query` attribute that holds it (the field table's).
-_GOLD_FIELDS = {key: row.attribute for key, row in GOLD_FIELDS.items()}
 
 
 def available(dataset: Dataset, settings: Mapping[str, object], name: str) -> bool:
@@ -183,12 +181,11 @@ def available(dataset: Dataset, settings: Mapping[str, object], name: str) -> bo
     if name == "indexed_ids":
         return vectors is not None and vectors.indexed_ids is not None
     # The scans below run in C until the first value that is given.
-    if name in _GOLD_FIELDS:
-        values = map(attrgetter(_GOLD_FIELDS[name]), dataset.queries)
-    elif name in RUN_FIELDS:
-        values = map(attrgetter(name), dataset.run.values())
-    else:
+    row = GOLD_FIELDS.get(name) or RUN.get(name)  # the field table's row of a per-query input
+    if row is None:
         return False
+    records = dataset.queries if row.section == "queries" else dataset.run.values()
+    values = map(attrgetter(row.attribute), records)
     return any(map(_has, filter(_given, values)))
 
 

@@ -21,7 +21,7 @@ def test_a_key_written_twice_is_refused_with_its_line_and_column(
     # The same test written twice, the second copy with every value 0: last copy won.
     (nodeid, stages), = entry["tests"].items()
     first = json.dumps(stages)
-    zeroed = json.dumps({stage: {**data, "metrics": {key: 0.0 for key in data["metrics"]}}
+    zeroed = json.dumps({stage: {**data, "metrics": dict.fromkeys(data["metrics"], 0.0)}
                          for stage, data in stages.items()})
     text = (f'{{"format": "pytest-rag-baseline", "version": 1, "tests": {{\n'
             f'  {json.dumps(nodeid)}: {first},\n  {json.dumps(nodeid)}: {zeroed}}}}}\n')

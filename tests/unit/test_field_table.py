@@ -132,8 +132,13 @@ def test_rows_that_are_not_keywords_are_not_inputs() -> None:
     assert {row.key for row in FIELDS if not row.keyword}.isdisjoint(ALL_INPUTS)
 
 
-def test_the_stages_gold_lists_come_from_the_table() -> None:
-    assert {key: row.attribute for key, row in GOLD_FIELDS.items()} == _base._GOLD_FIELDS
+@pytest.mark.parametrize("row", ROWS, ids=lambda row: row.key)
+def test_the_stages_see_every_row_given_and_not_given(row: Field) -> None:
+    """What a stage reports as missing ("needs ...") is looked up in the table."""
+    given = parse_dataset(_file(row, SAMPLES[row.kind]))
+    absent = parse_dataset(_file(row, None))
+    assert _base.available(given, {}, row.key)
+    assert not _base.available(absent, {}, row.key)
     assert {key for key, row in GOLD_FIELDS.items() if row.keyword} == set(GOLD_QUERY_INPUTS)
 
 
@@ -162,7 +167,12 @@ def test_the_readme_format_reference_names_every_key_of_every_mapping() -> None:
     """The keys of the other mappings of the format (documents, chunks, vectors,
     evidence spans, claims, the top level) are each in the README's reference too."""
     from pytest_rag.dataset.parser import (
-        CHUNK_KEYS, CLAIM_KEYS, DOCUMENT_KEYS, EVIDENCE_KEYS, TOP_KEYS, VECTOR_KEYS,
+        CHUNK_KEYS,
+        CLAIM_KEYS,
+        DOCUMENT_KEYS,
+        EVIDENCE_KEYS,
+        TOP_KEYS,
+        VECTOR_KEYS,
     )
 
     text = README.read_text(encoding="utf-8")
