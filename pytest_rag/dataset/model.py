@@ -369,7 +369,7 @@ class RunEntry:
     total_tokens: float | None = None
 
 
-#: The fields of a run entry, in FORMAT.md order.
+#: The fields of a run entry, in the format's order (the field table, :mod:`.fields`).
 RUN_FIELDS: tuple[str, ...] = tuple(RunEntry.__dataclass_fields__)
 
 

@@ -555,7 +555,7 @@ def check_vector_dimensions(parser: FormatChecks, dataset_vectors: Vectors | Non
 def parse_dataset(raw: object, *, source: str = "<arguments>", base_dir: Path | None = None,
                   allow_outside_paths: bool = False, objects: bool = False,
                   doc_id_key: str | None = None) -> Dataset:
-    """Validate a decoded file (a mapping in FORMAT v1) into a :class:`Dataset`.
+    """Validate a decoded file (a mapping in version 1 of the format) into a :class:`Dataset`.
 
     ``None`` (an empty YAML file) is an empty dataset.  A section that is
     ``null`` is the same as an absent one.  With ``objects=True`` (data built

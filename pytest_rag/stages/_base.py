@@ -55,7 +55,7 @@ class StageEvaluator:
             object (LangChain, LlamaIndex, Haystack) instead of the defaults
             (:mod:`pytest_rag.dataset.frameworks`).
         **inputs:
-            Inputs by their FORMAT.md names.  Per-query inputs are mappings of
+            Inputs by their dataset-format names.  Per-query inputs are mappings of
             query id to value (``retrieved_ids={"q1": ["c3", "c1"]}``); an input
             passed here replaces the dataset's input of the same name for every
             query.  ``chunks`` and the ranked lists also take the chunk objects
@@ -161,7 +161,7 @@ def _has(value: object) -> bool:
 
 
 def available(dataset: Dataset, settings: Mapping[str, object], name: str) -> bool:
-    """Whether the input ``name`` (a FORMAT.md name or a setting) is given at all."""
+    """Whether the input ``name`` (a dataset-format name or a setting) is given at all."""
     if name in settings:
         return settings[name] is not None
     if name == "documents":
