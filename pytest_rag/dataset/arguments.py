@@ -18,9 +18,8 @@ from ..errors import unknown_names
 from .model import (
     Chunk, Dataset, Document, Query, RunEntry, Vectors, assemble, chunk_ids, replaced,
 )
-from .parser import (
-    ID_LIST_FIELDS, MAX_GRADE, RUN_KEYS, Parser, check_vector_dimensions, describe_value,
-)
+from ..errors import describe_value
+from .parser import ID_LIST_FIELDS, MAX_GRADE, RUN_KEYS, Parser, check_vector_dimensions
 
 __all__ = ["GOLD_QUERY_INPUTS", "RUN_INPUTS", "SECTION_INPUTS", "resolve_inputs"]
 

@@ -15,13 +15,13 @@ import datetime
 import math
 import numbers
 import operator
-import reprlib
-import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, NoReturn, SupportsInt, cast
 
-from ..errors import DatasetError, did_you_mean
+from ..errors import DatasetError, describe_value, did_you_mean
+from ..errors import is_bool as _is_bool
+from ..errors import show_value as _show
 from ..registry import REGISTRY, STAGES
 from ..text.locate import locate
 from .bounded_read import UNREADABLE, NotARegularFile, read_text
@@ -31,6 +31,7 @@ from .model import (
     Chunk, ChunkTable, Claim, Dataset, Document, EvidenceSpan, Params, Query, RunEntry, Vectors,
     field_defaults,
 )
+from .settings import SETTINGS, SettingError, check_settings
 
 __all__ = ["FORMAT_ID", "MAX_FILE_BYTES", "MAX_JSON_BYTES", "MAX_YAML_BYTES", "Parser",
            "dataset_limit", "parse_dataset"]
@@ -39,8 +40,7 @@ FORMAT_ID = "pytest-rag/v1"
 
 TOP_KEYS = ("format", "params", "documents", "chunks", "expected_chunks",
             "expected_metadata", "vectors", "queries", "run", "expected")
-PARAM_KEYS = ("k", "size_limits", "boundary_tolerance", "required_metadata",
-              "max_context_tokens", "abstain_phrases", "relevance_from_evidence")
+PARAM_KEYS = tuple(row.name for row in SETTINGS if row.params)
 DOCUMENT_KEYS = ("id", "text", "path", "metadata")
 CHUNK_KEYS = ("id", "doc_id", "start", "end", "text", "metadata")
 VECTOR_KEYS = ("chunks", "sentences", "indexed_ids")
@@ -103,70 +103,10 @@ def _only(items: Iterable[object], types: frozenset[type]) -> bool:
     return set(map(type, items)) <= types
 
 
-def _is_bool(value: object) -> bool:
-    """``True`` for a boolean, also numpy's (which is not a number here)."""
-    if isinstance(value, bool):
-        return True
-    numpy = sys.modules.get("numpy")
-    return numpy is not None and isinstance(value, numpy.bool_)
-
-
 def _is_plain_data(value: object) -> bool:
     """What a JSON or YAML file can hold (and numbers of numpy): not an object of a library."""
     return value is None or isinstance(value, (str, bytes, numbers.Number, Mapping, list, tuple,
                                                set, frozenset, datetime.date))
-
-
-def _type_name(value: object) -> str:
-    if value is None:
-        return "null"
-    if _is_bool(value):
-        return "a boolean"
-    if isinstance(value, numbers.Number):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, Mapping):
-        return "a mapping"
-    if isinstance(value, (list, tuple)):
-        return "a list"
-    if isinstance(value, (set, frozenset)):
-        return "a set"
-    if isinstance(value, datetime.datetime):
-        return "a date and time"
-    if isinstance(value, datetime.date):
-        return "a date"
-    name = type(value).__name__
-    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
-
-
-_REPR = reprlib.Repr()
-_REPR.maxstring = _REPR.maxother = 60
-_REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = _REPR.maxset = 6
-_REPR.maxlevel = 3
-
-
-def _show(value: object) -> str:
-    """A short, safe rendering of a value for a message (dates as in the file)."""
-    if isinstance(value, (datetime.date, datetime.datetime)):
-        return value.isoformat()
-    if isinstance(value, str):
-        text = repr(value[:60])
-    elif isinstance(value, numbers.Number) and hasattr(value, "item"):
-        text = repr(value.item())  # a numpy scalar, shown as the plain number
-    else:
-        try:
-            text = _REPR.repr(value)
-        except Exception:  # a foreign object whose repr fails
-            text = f"<{type(value).__name__}>"
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def describe_value(value: object) -> str:
-    """``a number 7``, ``a string 'x'``, ``null``: what arrived, for a message."""
-    if value is None:
-        return "null"
-    return f"{_type_name(value)} {_show(value)}"
 
 
 class Parser:
@@ -368,32 +308,10 @@ class Parser:
     # -- sections -----------------------------------------------------------
     def params(self, value: object, place: str = "params") -> Params:
         raw = self.mapping(value, place, PARAM_KEYS)
-        get = raw.get
-        size_limits = None
-        if get("size_limits") is not None:
-            pair = self.sequence(raw["size_limits"], f"{place}.size_limits")
-            if len(pair) != 2:
-                self.fail(f"{place}.size_limits", f"expected [min, max], got {_show(pair)}")
-            low = self.integer(pair[0], f"{place}.size_limits[0]", 0)
-            high = self.integer(pair[1], f"{place}.size_limits[1]", 0)
-            if low > high:
-                self.fail(f"{place}.size_limits", f"min {low} is greater than max {high}")
-            size_limits = (low, high)
-        return Params(
-            k=None if get("k") is None else self.integer(raw["k"], f"{place}.k", 1),
-            size_limits=size_limits,
-            boundary_tolerance=None if get("boundary_tolerance") is None else self.integer(
-                raw["boundary_tolerance"], f"{place}.boundary_tolerance", 0),
-            required_metadata=None if get("required_metadata") is None else self.strings(
-                raw["required_metadata"], f"{place}.required_metadata"),
-            max_context_tokens=None if get("max_context_tokens") is None else self.integer(
-                raw["max_context_tokens"], f"{place}.max_context_tokens", 0),
-            abstain_phrases=None if get("abstain_phrases") is None else self.strings(
-                raw["abstain_phrases"], f"{place}.abstain_phrases"),
-            relevance_from_evidence=None if get("relevance_from_evidence") is None
-            else self.boolean(raw["relevance_from_evidence"],
-                              f"{place}.relevance_from_evidence"),
-        )
+        try:  # the one validation of every setting (pytest_rag.dataset.settings)
+            return Params(**check_settings(raw, place))
+        except SettingError as error:
+            self.fail(error.place, error.problem)
 
     def documents_section(self, value: object, place: str = "documents") -> tuple[Document, ...]:
         documents: list[Document] = []

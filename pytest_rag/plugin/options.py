@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ..compare.argtypes import non_negative, significance_level
+from ..dataset.settings import SETTINGS, Setting, SettingError, parse_setting_text, setting
 
 if TYPE_CHECKING:
     from ..compare.thresholds import Threshold, Tolerances
@@ -88,34 +89,30 @@ def add_options(parser: pytest.Parser) -> None:
                   "(see --rag-significance); empty: every regression beyond the tolerance fails",
                   default="")
     parser.addini("rag_scorecard", "scorecard: off, summary or full", default="summary")
-    parser.addini("rag_allow_outside_paths", "allow dataset 'path:' documents outside the "
-                  "dataset's folder", type="bool", default=False)
-    parser.addini("rag_relevance_from_evidence", "grade chunks from expected_evidence for "
-                  "queries without relevant (retrieval, reranking, embedding)",
-                  type="bool", default=False)
-    parser.addini("rag_doc_id_key", "metadata key naming the document of a LangChain, "
-                  "LlamaIndex or Haystack chunk object", default="")
-    parser.addini("rag_k", "top K for retrieval, reranking and embedding", default="")
-    parser.addini("rag_size_limits", "min and max chunk tokens, e.g. '50 400'", default="")
-    parser.addini("rag_boundary_tolerance", "characters for boundary F1", default="")
-    parser.addini("rag_required_metadata", "metadata keys every chunk must carry",
-                  type="args", default=[])
-    parser.addini("rag_max_context_tokens", "token budget of the packed context", default="")
-    parser.addini("rag_abstain_phrases", "phrases that mean the answer abstains, one per line",
-                  type="linelist", default=[])
+    for row in SETTINGS:  # the settings' ini options, from the one table
+        if not row.ini:
+            continue
+        if row.kind == "flag":
+            parser.addini(row.ini_name, row.help_text, type="bool", default=False)
+        elif row.kind == "strings":
+            parser.addini(row.ini_name, row.help_text + (
+                " (one per line)" if row.ini_list == "linelist" else " (separated by blanks)"),
+                type=row.ini_list, default=[])
+        else:
+            parser.addini(row.ini_name, row.help_text, default="")
 
 
-def _ini_int(config: pytest.Config, name: str, minimum: int) -> int | None:
-    text = str(config.getini(name)).strip()
-    if not text:
-        return None
+def _ini_setting(config: pytest.Config, row: Setting) -> Any:
+    """The value of a setting's ini option, checked by the one rule; ``None`` when
+    not set (a flag that is off is not set: the dataset's ``params`` still decide)."""
+    if row.kind == "flag":
+        return _ini_bool(config, row.ini_name) or None
+    raw = config.getini(row.ini_name)
     try:
-        value = int(text)
-    except ValueError:
-        raise pytest.UsageError(f"ini {name}: expected a whole number, got {text!r}") from None
-    if value < minimum:
-        raise pytest.UsageError(f"ini {name}: must be >= {minimum}, got {value}")
-    return value
+        return parse_setting_text(row.name, raw if isinstance(raw, list) else str(raw),
+                                  f"ini {row.ini_name}")
+    except SettingError as error:
+        raise pytest.UsageError(str(error)) from None
 
 
 def _ini_float(config: pytest.Config, name: str) -> float:
@@ -161,11 +158,17 @@ class RagOptions:
     report_html: Path | None = None
     #: ``--rag-run`` / ini ``rag_run``: a run file for the configured dataset.
     run_path: Path | None = None
+    #: ini ``rag_relevance_level``: the grade from which TREC qrels count as relevant.
+    relevance_level: int = 1
 
     @classmethod
     def from_config(cls, config: pytest.Config, specs: Mapping[str, MetricSpec]) -> RagOptions:
         """Read and check the options; a bad value is a usage error (exit status 4)."""
-        from ..compare.thresholds import Tolerances, parse_latency_tolerance, parse_threshold
+        from ..compare.thresholds import (
+            Tolerances,
+            parse_latency_tolerance,
+            parse_threshold,
+        )
 
         option = config.option
         ini_dir = _ini_dir(config)
@@ -212,29 +215,9 @@ class RagOptions:
         if scorecard not in SCORECARD_MODES:
             raise pytest.UsageError(f"ini rag_scorecard: expected one of "
                                     f"{', '.join(SCORECARD_MODES)}, got {scorecard!r}")
-        size_limits = None
-        size_text = str(config.getini("rag_size_limits")).split()
-        if size_text:
-            try:
-                low, high = (int(part) for part in size_text)
-            except ValueError:
-                low = high = -1
-            if not 0 <= low <= high:
-                raise pytest.UsageError("ini rag_size_limits: expected two whole numbers "
-                                        f"'MIN MAX', 0 <= MIN <= MAX, got {' '.join(size_text)!r}")
-            size_limits = (low, high)
-        phrases = [line for line in config.getini("rag_abstain_phrases") if line.strip()]
-        stage_settings = {
-            "k": _ini_int(config, "rag_k", 1),
-            "size_limits": size_limits,
-            "boundary_tolerance": _ini_int(config, "rag_boundary_tolerance", 0),
-            "required_metadata": list(config.getini("rag_required_metadata")) or None,
-            "max_context_tokens": _ini_int(config, "rag_max_context_tokens", 0),
-            "abstain_phrases": phrases or None,
-            # Only when on: None is dropped below, so a call-level value still decides.
-            "relevance_from_evidence": _ini_bool(config, "rag_relevance_from_evidence") or None,
-            "doc_id_key": str(config.getini("rag_doc_id_key")).strip() or None,
-        }
+        ini_settings = {row.name: _ini_setting(config, row) for row in SETTINGS if row.ini}
+        stage_settings = {name: value for name, value in ini_settings.items()
+                          if value is not None and setting(name).scope != "loader"}
 
         significance = option.rag_significance
         inisignificance_level = str(config.getini("rag_significance")).strip()
@@ -253,7 +236,8 @@ class RagOptions:
             prune=option.rag_prune_baseline, strict=option.rag_strict, tolerances=tolerances,
             cli_thresholds=cli, ini_thresholds=ini, scorecard=scorecard,
             report_json=path_of(option.rag_report), report_md=path_of(option.rag_report_md),
-            allow_outside_paths=_ini_bool(config, "rag_allow_outside_paths"),
-            stage_settings={k: v for k, v in stage_settings.items() if v is not None},
+            allow_outside_paths=bool(ini_settings["allow_outside_paths"]),
+            relevance_level=ini_settings["relevance_level"] or setting("relevance_level").default,
+            stage_settings=stage_settings,
             significance=significance, report_html=path_of(option.rag_html),
         )
