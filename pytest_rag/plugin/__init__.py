@@ -57,6 +57,14 @@ def _specs(config: pytest.Config) -> dict[str, MetricSpec]:
     return specs
 
 
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser,
+                                  args: list[str]) -> None:
+    """A misspelled ``--rag-*`` option is a usage error with the closest spelling."""
+    from .options import refuse_unknown_flags
+
+    refuse_unknown_flags(parser, args)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "rag_dataset(path, run=None): the gold dataset for this test's rag_dataset "

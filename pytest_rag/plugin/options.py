@@ -3,25 +3,88 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import pytest
 
 from ..compare.argtypes import non_negative, significance_level
-from ..dataset.settings import SETTINGS, Setting, SettingError, parse_setting_text, setting
+from ..dataset.settings import (
+    SETTINGS,
+    Setting,
+    SettingError,
+    parse_setting_text,
+    setting,
+)
+from ..errors import unknown_names
 
 if TYPE_CHECKING:
     from ..compare.thresholds import Threshold, Tolerances
     from ..registry import MetricSpec
 
-__all__ = ["RagOptions", "add_options"]
+__all__ = ["RagOptions", "add_options", "ini_names", "refuse_unknown_flags"]
 
 DEFAULT_BASELINE = "rag-baseline.json"
 _FROM_INI = "\0ini"
 SCORECARD_MODES = ("off", "summary", "full")
+
+
+#: The ini options that are not settings: name, help, type, default.
+_INI_OPTIONS: tuple[tuple[str, str, Literal["string", "linelist"], object], ...] = (
+    ("rag_dataset", ("gold dataset file for the rag_dataset fixture (relative to the ini "
+                     "file)"), "string", ""),
+    ("rag_run", ("run file replacing the run of the rag_dataset dataset (relative to the ini "
+                 "file)"), "string", ""),
+    ("rag_baseline", f"baseline file (default {DEFAULT_BASELINE} at the rootdir)", "string", ""),
+    ("rag_thresholds", "thresholds, one per line: stage.metric OP number", "linelist", []),
+    ("rag_tolerance", "absolute tolerance for ratio metrics", "string", "0.01"),
+    ("rag_relative_tolerance", "relative tolerance for cost and tokens", "string", "0.10"),
+    ("rag_latency_tolerance", ("tolerance for latency, which is measured: 'PERCENT% + MS' "
+                               "(fail beyond the baseline plus PERCENT plus MS)"),
+     "string", "100% + 5"),
+    ("rag_tolerances", ("per-metric tolerances, one per line: stage.metric AMOUNT, "
+                        "stage.metric PERCENT% or stage.metric PERCENT% + AMOUNT"),
+     "linelist", []),
+    ("rag_significance", ("significance level for baseline regressions (see "
+                          "--rag-significance); empty: every regression beyond the tolerance "
+                          "fails"), "string", ""),
+    ("rag_scorecard", "scorecard: off, summary or full", "string", "summary"),
+)
+
+
+def ini_names() -> tuple[str, ...]:
+    """Every ini option of pytest-rag: the ones above and one per setting."""
+    return (*(option[0] for option in _INI_OPTIONS),
+            *(row.ini_name for row in SETTINGS if row.ini))
+
+
+def refuse_unknown_flags(parser: pytest.Parser, args: Sequence[str]) -> None:
+    """A ``--rag-*`` word that is not an option of pytest-rag is a usage error naming the
+    closest option (pytest alone says "unrecognized arguments", without a hint)."""
+    known = [name for option in parser.getgroup("rag").options for name in option.names()]
+    for arg in args:
+        if arg == "--":
+            break
+        flag = arg.split("=", 1)[0]
+        if flag.startswith("--rag") and flag not in known:
+            raise pytest.UsageError(f"pytest-rag: unknown option {unknown_names([flag], known)}")
+
+
+def _refuse_unknown_ini(config: pytest.Config) -> None:
+    """A ``rag_*`` ini key that no plugin registered is a usage error naming the closest
+    option: a misspelled ``rag_treshold`` would otherwise turn its gate off silently."""
+    # pytest's own list of the unregistered keys (it warns about them; pytest >= 6).
+    unknown_keys = getattr(config, "_get_unknown_ini_keys", None)
+    if unknown_keys is None:
+        return
+    ours = sorted(key for key in unknown_keys() if key.startswith("rag_"))
+    if ours:
+        where = f"{config.inipath.name}: " if config.inipath is not None else ""
+        raise pytest.UsageError(f"pytest-rag: {where}unknown ini option"
+                                f"{'s' if len(ours) > 1 else ''} "
+                                f"{unknown_names(ours, ini_names())}")
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -68,27 +131,8 @@ def add_options(parser: pytest.Parser) -> None:
                     help="write a self-contained HTML report: metric bars, distributions of "
                          "regressed metrics, chunk sizes, sweeps and a per-query drill-down")
 
-    parser.addini("rag_dataset", "gold dataset file for the rag_dataset fixture "
-                  "(relative to the ini file)", default="")
-    parser.addini("rag_run", "run file replacing the run of the rag_dataset dataset "
-                  "(relative to the ini file)", default="")
-    parser.addini("rag_baseline", f"baseline file (default {DEFAULT_BASELINE} at the rootdir)",
-                  default="")
-    parser.addini("rag_thresholds", "thresholds, one per line: stage.metric OP number",
-                  type="linelist", default=[])
-    parser.addini("rag_tolerance", "absolute tolerance for ratio metrics", default="0.01")
-    parser.addini("rag_relative_tolerance", "relative tolerance for cost and tokens",
-                  default="0.10")
-    parser.addini("rag_latency_tolerance", "tolerance for latency, which is measured: "
-                  "'PERCENT% + MS' (fail beyond the baseline plus PERCENT plus MS)",
-                  default="100% + 5")
-    parser.addini("rag_tolerances", "per-metric tolerances, one per line: stage.metric "
-                  "AMOUNT, stage.metric PERCENT% or stage.metric PERCENT% + AMOUNT",
-                  type="linelist", default=[])
-    parser.addini("rag_significance", "significance level for baseline regressions "
-                  "(see --rag-significance); empty: every regression beyond the tolerance fails",
-                  default="")
-    parser.addini("rag_scorecard", "scorecard: off, summary or full", default="summary")
+    for name, help_, type_, default in _INI_OPTIONS:
+        parser.addini(name, help_, type=type_, default=default)
     for row in SETTINGS:  # the settings' ini options, from the one table
         if not row.ini:
             continue
@@ -170,6 +214,7 @@ class RagOptions:
             parse_threshold,
         )
 
+        _refuse_unknown_ini(config)
         option = config.option
         ini_dir = _ini_dir(config)
         invocation = config.invocation_params.dir
