@@ -285,7 +285,7 @@ def parse_setting_text(name: str, text: str | Sequence[str], place: str | None =
     if row.kind == "strings":
         items = [text] if isinstance(text, str) else list(words)
         return check_setting(name, [item for item in items if item.strip()] or None, where)
-    joined = " ".join(words)
+    joined = text.strip() if isinstance(text, str) and row.kind == "text" else " ".join(words)
     if not joined:
         return None
     if row.kind == "whole":

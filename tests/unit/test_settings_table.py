@@ -248,3 +248,22 @@ def test_relevance_level_of_load_dataset_evaluate_and_validate(
     assert main(["validate", str(qrels), "--relevance-level", "2"]) == 0
     assert "valid" in capsys.readouterr().out
     assert main(["validate", str(qrels), "--relevance-level", "3"]) == 0  # no query relevant
+
+
+@pytest.mark.parametrize(("name", "text", "expected"), [
+    ("doc_id_key", "  source  file ", "source  file"), ("doc_id_key", "   ", None),
+    ("size_limits", " 50   400 ", (50, 400)), ("size_limits", ["50", "400"], (50, 400)),
+    ("k", " +7 ", 7), ("relevance_from_evidence", "Yes", True), ("allow_outside_paths", "0", False),
+    ("abstain_phrases", ["no idea", "", "sorry"], ("no idea", "sorry")),
+])
+def test_text_values_are_read_as_written(name: str, text: str | list[str],
+                                         expected: object) -> None:
+    """A text key is kept as written (inner blanks too); words are split only for pairs."""
+    assert parse_setting_text(name, text) == expected
+
+
+@pytest.mark.parametrize("text", ["１", "٣", "1_0", "2.0", "0x10"])
+def test_whole_numbers_as_text_are_ascii_digits(text: str) -> None:
+    """As the file format and trec_eval read them: no other digits, separators or bases."""
+    with pytest.raises(SettingError, match="expected a whole number"):
+        parse_setting_text("k", text)
