@@ -74,17 +74,17 @@ def test_ini_relevance_level_reads_trec_qrels_as_trec_eval_l(pytester: pytest.Py
 # -- misspelled options (issue 24, item 12) -------------------------------------------------
 @pytest.mark.parametrize(("name", "text", "message"), [
     ("pytest.ini", "[pytest]\nrag_treshold = retrieval.recall_at_k >= 0.8\n",
-     "ERROR: pytest-rag: pytest.ini: unknown ini option 'rag_treshold' "
-     "(did you mean 'rag_thresholds'?)"),
+     ("ERROR: pytest-rag: pytest.ini: unknown ini option 'rag_treshold' "
+     "(did you mean 'rag_thresholds'?)")),
     ("tox.ini", "[pytest]\nrag_tolerence = 0.1\n",
-     "ERROR: pytest-rag: tox.ini: unknown ini option 'rag_tolerence' "
-     "(did you mean 'rag_tolerance'?)"),
+     ("ERROR: pytest-rag: tox.ini: unknown ini option 'rag_tolerence' "
+     "(did you mean 'rag_tolerance'?)")),
     ("setup.cfg", "[tool:pytest]\nrag_boundary_tolerence = 3\n",
-     "ERROR: pytest-rag: setup.cfg: unknown ini option 'rag_boundary_tolerence' "
-     "(did you mean 'rag_boundary_tolerance'?)"),
+     ("ERROR: pytest-rag: setup.cfg: unknown ini option 'rag_boundary_tolerence' "
+     "(did you mean 'rag_boundary_tolerance'?)")),
     ("pyproject.toml", "[tool.pytest.ini_options]\nrag_kk = \"3\"\nrag_treshold = [\"x\"]\n",
-     "ERROR: pytest-rag: pyproject.toml: unknown ini options 'rag_kk' (did you mean 'rag_k'?), "
-     "'rag_treshold' (did you mean 'rag_thresholds'?)"),
+     ("ERROR: pytest-rag: pyproject.toml: unknown ini options 'rag_kk' (did you mean 'rag_k'?), "
+     "'rag_treshold' (did you mean 'rag_thresholds'?)")),
 ])
 def test_a_misspelled_ini_option_is_a_usage_error(pytester: pytest.Pytester, name: str,
                                                   text: str, message: str) -> None:
@@ -108,16 +108,16 @@ def test_an_ini_override_is_checked_too(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_x="def test_x():\n    pass\n")
     result = pytester.runpytest("-p", "no:cacheprovider", "-o", "rag_scorcard=full")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["ERROR: pytest-rag: *unknown ini option 'rag_scorcard' "
-                                 "(did you mean 'rag_scorecard'?)"])
+    result.stderr.fnmatch_lines([("ERROR: pytest-rag: *unknown ini option 'rag_scorcard' "
+                                 "(did you mean 'rag_scorecard'?)")])
 
 
 @pytest.mark.parametrize(("args", "message"), [
     (["--rag-treshold", "retrieval.recall_at_k>=0.8"],
      "ERROR: pytest-rag: unknown option '--rag-treshold' (did you mean '--rag-threshold'?)"),
     (["--rag-update-basline"],
-     "ERROR: pytest-rag: unknown option '--rag-update-basline' "
-     "(did you mean '--rag-update-baseline'?)"),
+     ("ERROR: pytest-rag: unknown option '--rag-update-basline' "
+     "(did you mean '--rag-update-baseline'?)")),
     (["--rag-scorecard=full", "--rag-htm=report.html"],
      "ERROR: pytest-rag: unknown option '--rag-htm' (did you mean '--rag-html'?)"),
 ])
@@ -138,11 +138,11 @@ def test_the_known_flags_and_a_test_path_after_dashes_pass(pytester: pytest.Pyte
 
 @pytest.mark.parametrize(("line", "message"), [
     ("rag_thresholds = retrieval.recal_at_k >= 0.8",
-     "ERROR: pytest-rag: ini rag_thresholds: 'retrieval.recal_at_k >= 0.8': unknown metric "
-     "'recal_at_k' (did you mean 'recall_at_k'?) of stage 'retrieval'; known: *"),
+     ("ERROR: pytest-rag: ini rag_thresholds: 'retrieval.recal_at_k >= 0.8': unknown metric "
+     "'recal_at_k' (did you mean 'recall_at_k'?) of stage 'retrieval'; known: *")),
     ("rag_tolerances = retreival.recall_at_k 0.05",
-     "ERROR: pytest-rag: ini rag_tolerances: 'retreival.recall_at_k 0.05': unknown stage "
-     "'retreival' (did you mean 'retrieval'?); known: *"),
+     ("ERROR: pytest-rag: ini rag_tolerances: 'retreival.recall_at_k 0.05': unknown stage "
+     "'retreival' (did you mean 'retrieval'?); known: *")),
 ])
 def test_a_misspelled_metric_in_the_ini_names_the_closest(pytester: pytest.Pytester, line: str,
                                                           message: str) -> None:
