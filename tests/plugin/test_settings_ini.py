@@ -151,3 +151,22 @@ def test_a_misspelled_metric_in_the_ini_names_the_closest(pytester: pytest.Pytes
     result = pytester.runpytest("-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([message])
+
+
+def test_the_readme_lists_every_flag_and_ini_option(pytester: pytest.Pytester) -> None:
+    """The README's "Options" table (and its generated "Settings" table) name every
+    ``--rag-*`` flag and every ini option the plugin registers."""
+    import re
+    from pathlib import Path
+
+    from pytest_rag.plugin.options import ini_names
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    reference = readme[readme.index("### Options"):readme.index("<!-- settings-table: end -->")]
+    flags = set(re.findall(r"^\s+(--rag-[a-z-]+)", pytester.runpytest("--help").stdout.str(),
+                           re.M))
+    assert len(flags) >= 10
+    for name in sorted(flags):
+        assert f"`{name}" in reference, name
+    for name in ini_names():
+        assert f"`{name}`" in reference, name
