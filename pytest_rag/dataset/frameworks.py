@@ -42,6 +42,7 @@ from typing import Any, NoReturn
 from ..errors import DatasetError
 from ..text.locate import locate
 from .model import Chunk, Document
+from .settings import check_setting
 
 __all__ = ["FrameworkReader", "Piece", "check_doc_id_key", "derived_id", "read_object"]
 
@@ -118,10 +119,10 @@ def read_object(value: object) -> Piece | None:
 
 
 def check_doc_id_key(value: object) -> str | None:
-    """Validate ``doc_id_key``: a metadata key (a non-empty string) or ``None``."""
-    if value is not None and (not isinstance(value, str) or not value):
-        raise TypeError(f"doc_id_key must be a metadata key (a non-empty string), got {value!r}")
-    return value
+    """Validate ``doc_id_key``: a metadata key (a non-empty string) or ``None``, by the
+    one rule of the settings table (:mod:`pytest_rag.dataset.settings`)."""
+    checked: str | None = check_setting("doc_id_key", value)
+    return checked
 
 
 def _short(text: str) -> str:

@@ -22,6 +22,7 @@ from pytest_rag.dataset.settings import (
     parse_setting_text,
     settings_markdown,
 )
+from pytest_rag.dataset.settings import setting as setting_row
 from pytest_rag.errors import DatasetError
 from pytest_rag.stages.evaluate import EVALUATORS, evaluator_settings
 
@@ -267,3 +268,11 @@ def test_whole_numbers_as_text_are_ascii_digits(text: str) -> None:
     """As the file format and trec_eval read them: no other digits, separators or bases."""
     with pytest.raises(SettingError, match="expected a whole number"):
         parse_setting_text("k", text)
+
+
+@pytest.mark.parametrize("bad", ["", 3, ["source"]])
+def test_doc_id_key_of_evaluate_is_checked_by_the_same_rule(bad: object) -> None:
+    with pytest.raises(SettingError) as error:
+        EVALUATORS["chunking"]().evaluate(doc_id_key=bad)
+    assert str(error.value) == _problem(setting_row("doc_id_key"), bad, "doc_id_key")
+    assert isinstance(error.value, TypeError)  # as before, for callers that catch it
