@@ -61,15 +61,15 @@ def ini_names() -> tuple[str, ...]:
 
 
 def refuse_unknown_flags(parser: pytest.Parser, args: Sequence[str]) -> None:
-    """A ``--rag-*`` word that is not an option of pytest-rag is a usage error naming the
-    closest option (pytest alone says "unrecognized arguments", without a hint)."""
-    known = [name for option in parser.getgroup("rag").options for name in option.names()]
-    for arg in args:
-        if arg == "--":
-            break
-        flag = arg.split("=", 1)[0]
-        if flag.startswith("--rag") and flag not in known:
-            raise pytest.UsageError(f"pytest-rag: unknown option {unknown_names([flag], known)}")
+    """A ``--rag-*`` word that no plugin or conftest registered is a usage error naming the
+    closest option of pytest-rag (pytest alone says "unrecognized arguments", without a
+    hint)."""
+    _, unknown = parser.parse_known_and_unknown_args(args)
+    ours = [arg.split("=", 1)[0] for arg in unknown if arg.startswith("--rag")]
+    if ours:
+        known = [name for option in parser.getgroup("rag").options for name in option.names()]
+        raise pytest.UsageError(f"pytest-rag: unknown option{'s' if len(ours) > 1 else ''} "
+                                f"{unknown_names(ours, known)}")
 
 
 def _refuse_unknown_ini(config: pytest.Config) -> None:

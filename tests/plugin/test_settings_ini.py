@@ -129,6 +129,23 @@ def test_a_misspelled_flag_is_a_usage_error_with_the_closest_one(
     result.stderr.fnmatch_lines([message])
 
 
+def test_a_rag_flag_of_a_conftest_is_not_refused(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest("def pytest_addoption(parser):\n"
+                          "    parser.addoption('--rag-mine', action='store_true')\n")
+    pytester.makepyfile(test_x="def test_x(request):\n"
+                               "    assert request.config.getoption('rag_mine')\n")
+    result = pytester.runpytest("-p", "no:cacheprovider", "--rag-mine")
+    assert result.ret == pytest.ExitCode.OK
+
+
+def test_two_misspelled_flags_are_named_together(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_x="def test_x():\n    pass\n")
+    result = pytester.runpytest("-p", "no:cacheprovider", "--rag-strct", "--rag-reprot=r.json")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: pytest-rag: unknown options '--rag-strct' (did you mean "
+                                 "'--rag-strict'?), '--rag-reprot' (did you mean '--rag-report'?)"])
+
+
 def test_the_known_flags_and_a_test_path_after_dashes_pass(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_x="def test_x():\n    pass\n")
     result = pytester.runpytest("-p", "no:cacheprovider", "--rag-scorecard=off",
