@@ -17,7 +17,7 @@ import numbers
 import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final, NoReturn, SupportsInt, cast
+from typing import Any, Final, NoReturn, cast
 
 from ..errors import DatasetError, describe_value, did_you_mean
 from ..errors import is_bool as _is_bool
@@ -31,7 +31,7 @@ from .model import (
     Chunk, ChunkTable, Claim, Dataset, Document, EvidenceSpan, Params, Query, RunEntry, Vectors,
     field_defaults,
 )
-from .settings import SETTINGS, SettingError, check_settings
+from .settings import SETTINGS, SettingError, check_settings, whole_number
 
 __all__ = ["FORMAT_ID", "MAX_FILE_BYTES", "MAX_JSON_BYTES", "MAX_YAML_BYTES", "Parser",
            "dataset_limit", "parse_dataset"]
@@ -223,21 +223,10 @@ class Parser:
         return bool(value)
 
     def integer(self, value: object, place: str, minimum: int | None = None) -> int:
-        if _is_bool(value) or not isinstance(value, numbers.Real):
-            self.fail(place, f"expected a whole number, got {describe_value(value)}")
-        if isinstance(value, numbers.Integral):
-            number = int(value)
-        else:
-            try:
-                whole = float(value).is_integer()
-            except OverflowError:
-                whole = False
-            if not whole:
-                self.fail(place, f"expected a whole number, got {describe_value(value)}")
-            number = int(cast(SupportsInt, value))
-        if minimum is not None and number < minimum:
-            self.fail(place, f"must be >= {minimum}, got {number}")
-        return number
+        try:  # the format's one rule for whole numbers, shared with the settings
+            return whole_number(value, place, minimum)
+        except SettingError as error:
+            self.fail(error.place, error.problem)
 
     def number(self, value: object, place: str, minimum: float | None = None) -> float:
         if _is_bool(value) or not isinstance(value, numbers.Real):

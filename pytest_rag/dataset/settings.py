@@ -12,17 +12,16 @@ registers the ini options, ``cli.py`` the flags, and
 
 from __future__ import annotations
 
-import math
 import numbers
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, SupportsInt, cast
 
 from ..errors import describe_value, is_bool, show_value
 
-__all__ = ["SETTINGS", "Setting", "SettingError", "check_setting",
-           "check_settings", "parse_setting_text", "setting", "settings_markdown"]
+__all__ = ["SETTINGS", "Setting", "SettingError", "check_setting", "check_settings",
+           "parse_setting_text", "setting", "settings_markdown", "whole_number"]
 
 Kind = Literal["whole", "pair", "flag", "strings", "text"]
 Scope = Literal["evaluator", "loader", "call"]
@@ -183,21 +182,30 @@ class SettingError(ValueError, TypeError):
         super().__init__(f"{place}: {problem}" if place else problem)
 
 
-def _whole(value: object, place: str, minimum: int) -> int:
-    """A whole number: an int, a numpy integer or a whole float, within the bounds."""
-    if is_bool(value) or not isinstance(value, numbers.Real):
+def whole_number(value: object, place: str, minimum: int | None = None) -> int:
+    """``value`` as an ``int``: an int, a numpy integer or a whole float (``5.0``, as a
+    file may write it), at least ``minimum``; the format's one rule for whole numbers.
+
+    Raises
+    ------
+    SettingError
+        ``expected a whole number, got ...`` or ``must be >= minimum, got ...`` at ``place``.
+    """
+    if type(value) is int:  # the common case, without the ABC checks
+        number = value
+    elif is_bool(value) or not isinstance(value, numbers.Real):
         raise SettingError(place, f"expected a whole number, got {describe_value(value)}")
-    if isinstance(value, numbers.Integral):
+    elif isinstance(value, numbers.Integral):
         number = int(value)
     else:
         try:
-            as_float = float(value)
+            whole = float(value).is_integer()
         except OverflowError:  # a fraction beyond the float range
-            as_float = math.inf
-        if not as_float.is_integer():
+            whole = False
+        if not whole:
             raise SettingError(place, f"expected a whole number, got {describe_value(value)}")
-        number = int(as_float)
-    if number < minimum:
+        number = int(cast(SupportsInt, value))
+    if minimum is not None and number < minimum:
         raise SettingError(place, f"must be >= {minimum}, got {number}")
     return number
 
@@ -227,13 +235,13 @@ def check_setting(name: str, value: object, place: str | None = None) -> Any:
     if value is None:
         return None
     if row.kind == "whole":
-        return _whole(value, where, row.minimum)
+        return whole_number(value, where, row.minimum)
     if row.kind == "pair":
         items = _items(value, where)
         if len(items) != 2:
             raise SettingError(where, f"expected [min, max], got {show_value(value)}")
-        low = _whole(items[0], f"{where}[0]", row.minimum)
-        high = _whole(items[1], f"{where}[1]", row.minimum)
+        low = whole_number(items[0], f"{where}[0]", row.minimum)
+        high = whole_number(items[1], f"{where}[1]", row.minimum)
         if low > high:
             raise SettingError(where, f"min {low} is greater than max {high}")
         return low, high
@@ -269,7 +277,7 @@ def _whole_text(text: str, place: str, minimum: int) -> int:
     stripped = text.strip()
     if not _WHOLE_TEXT.fullmatch(stripped):  # ASCII digits only, as the file format
         raise SettingError(place, f"expected a whole number, got {text!r}")
-    return _whole(int(stripped), place, minimum)
+    return whole_number(int(stripped), place, minimum)
 
 
 def parse_setting_text(name: str, text: str | Sequence[str], place: str | None = None) -> Any:
