@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, SupportsInt, cast
 
-from ..errors import describe_value, is_bool, show_value
+from ..errors import describe_value, is_bool, show_value, unknown_names
 
 __all__ = ["SETTINGS", "Setting", "SettingError", "check_setting", "check_settings",
            "parse_setting_text", "setting", "settings_markdown", "whole_number"]
@@ -46,9 +46,10 @@ class Setting:
     minimum:
         The smallest whole number allowed (``whole`` and ``pair``); there is no
         largest (a K beyond the ranked list is the whole list).
-    default:
+    default, default_note:
         The value when nothing gives one (``None``: no default, the metrics that
-        need it are not measured).
+        need it are not measured), or a note saying what the evaluator uses
+        instead (its default lives beside the metric).
     stages:
         The evaluators that read it; empty for a loader setting.
     scope:
@@ -76,6 +77,7 @@ class Setting:
     unit: str = ""
     minimum: int = 0
     default: Any = None
+    default_note: str = ""
     stages: tuple[str, ...] = ()
     scope: Scope = "evaluator"
     params: bool = True
@@ -112,12 +114,12 @@ class Setting:
     @property
     def default_text(self) -> str:
         """The default in words (``none`` when there is none)."""
+        if self.default_note:
+            return self.default_note
         if self.default is None:
             return "none"
         if isinstance(self.default, bool):
             return "true" if self.default else "false"
-        if isinstance(self.default, tuple):
-            return "the built-in list"
         return str(self.default)
 
     @property
@@ -145,8 +147,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("max_context_tokens", "whole", "the token budget of the packed context "
             "(budget_compliant)", unit="tokens", stages=("augmentation",), metavar="TOKENS"),
     Setting("abstain_phrases", "strings", "the phrases that mark an answer as an abstention "
-            "(they replace the built-in list)", default=("built-in",), stages=("generation",),
-            flag="--abstain-phrase", metavar="PHRASE"),
+            "(they replace the built-in list)", default_note="the built-in list",
+            stages=("generation",), flag="--abstain-phrase", metavar="PHRASE"),
     Setting("doc_id_key", "text", "the metadata key naming the document of a LangChain, "
             "LlamaIndex or Haystack chunk object", scope="call", params=False, commands=(),
             metavar="KEY"),
@@ -166,8 +168,6 @@ def setting(name: str) -> Setting:
     try:
         return _BY_NAME[name]
     except KeyError:
-        from ..errors import unknown_names
-
         raise KeyError(f"unknown setting {unknown_names([name], _BY_NAME)}") from None
 
 
