@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn, TextIO
 
 from .compare.argtypes import latency_tolerance, non_negative, significance_level
-from .dataset.settings import SETTINGS, SettingError, parse_setting_text, setting
+from .settings import SETTINGS, SettingError, parse_setting_text, setting
 from .errors import DatasetError
 from .registry import STAGES
 
@@ -110,7 +110,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 class _SettingAction(argparse.Action):
-    """Stores a setting's value, checked by the one rule of :mod:`pytest_rag.dataset.settings`
+    """Stores a setting's value, checked by the one rule of :mod:`pytest_rag.settings`
     (a repeatable list setting collects its values)."""
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,

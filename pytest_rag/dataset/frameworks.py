@@ -40,9 +40,9 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from ..errors import DatasetError
+from ..settings import check_setting
 from ..text.locate import locate
 from .model import Chunk, Document
-from .settings import check_setting
 
 __all__ = ["FrameworkReader", "Piece", "check_doc_id_key", "derived_id", "read_object"]
 
@@ -120,7 +120,7 @@ def read_object(value: object) -> Piece | None:
 
 def check_doc_id_key(value: object) -> str | None:
     """Validate ``doc_id_key``: a metadata key (a non-empty string) or ``None``, by the
-    one rule of the settings table (:mod:`pytest_rag.dataset.settings`)."""
+    one rule of the settings table (:mod:`pytest_rag.settings`)."""
     checked: str | None = check_setting("doc_id_key", value)
     return checked
 

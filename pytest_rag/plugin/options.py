@@ -11,14 +11,14 @@ from typing import TYPE_CHECKING, Any, Literal
 import pytest
 
 from ..compare.argtypes import non_negative, significance_level
-from ..dataset.settings import (
+from ..errors import unknown_names
+from ..settings import (
     SETTINGS,
     Setting,
     SettingError,
     parse_setting_text,
     setting,
 )
-from ..errors import unknown_names
 
 if TYPE_CHECKING:
     from ..compare.thresholds import Threshold, Tolerances

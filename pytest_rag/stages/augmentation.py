@@ -8,10 +8,10 @@ from typing import Any
 import numpy as np
 
 from ..dataset.model import Dataset
-from ..dataset.settings import check_setting
 from ..kernels.aggregate import ratio
 from ..kernels.evidence import evidence_query_indices, list_overlap
 from ..kernels.ranking import scatter
+from ..settings import check_setting
 from ._base import ReportBuilder, StageEvaluator
 
 __all__ = ["AugmentationEvaluator"]

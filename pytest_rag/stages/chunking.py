@@ -20,9 +20,9 @@ import numpy as np
 import numpy.typing as npt
 
 from ..dataset.model import Chunk, Dataset, Document, EvidenceSpan
-from ..dataset.settings import check_setting, setting
 from ..kernels.lexical import lexical_metrics, sentence_starts
 from ..kernels.positions import positions_of
+from ..settings import check_setting, setting
 from ..text.intervals import containing, touching_count, union_sizes
 from ..text.markdown import markdown_blocks
 from ..text.tokens import code_points, point_table, span_intervals

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..dataset.model import Dataset, Query, RunEntry
-from ..dataset.settings import check_setting
+from ..settings import check_setting
 from ..errors import DatasetError
 from ..kernels.aggregate import FloatArray, percentile
 from ..kernels.answers import (

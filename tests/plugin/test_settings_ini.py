@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_rag.dataset.settings import (
+from pytest_rag.settings import (
     SETTINGS,
     Setting,
     SettingError,
@@ -179,7 +179,7 @@ def test_the_readme_lists_every_flag_and_ini_option(pytester: pytest.Pytester) -
     from pytest_rag.plugin.options import ini_names
 
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    reference = readme[readme.index("### Options"):readme.index("<!-- settings-table: end -->")]
+    reference = readme[readme.index("## Options"):readme.index("<!-- settings-table: end -->")]
     flags = set(re.findall(r"^\s+(--rag-[a-z-]+)", pytester.runpytest("--help").stdout.str(),
                            re.M))
     assert len(flags) >= 10

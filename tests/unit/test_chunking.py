@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import budget
 
 from pytest_rag.dataset.model import Chunk, Dataset, Document, EvidenceSpan, Params, Query
 from pytest_rag.registry import stage_metrics
@@ -373,7 +374,7 @@ def test_lexical_boundary_uses_last_and_first_twelve_tokens() -> None:
     ({"required_metadata": ["source", 3]}, "required_metadata[1]: expected a string, got a number 3"),
 ])
 def test_bad_settings_raise_value_error(kwargs: dict[str, Any], message: str) -> None:
-    """The messages of the one setting validation (pytest_rag.dataset.settings)."""
+    """The messages of the one setting validation (pytest_rag.settings)."""
     with pytest.raises(ValueError) as error:
         ChunkEvaluator(**kwargs)
     assert str(error.value) == message
@@ -483,7 +484,7 @@ def datasets(draw: st.DrawFn) -> Dataset:
                    queries=(Query("q1", expected_evidence=tuple(spans)),))
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=budget(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(datasets())
 def test_matches_a_naive_implementation(dataset: Dataset) -> None:
     values = ChunkEvaluator().evaluate(dataset).values

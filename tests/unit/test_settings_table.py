@@ -1,4 +1,4 @@
-"""The table of settings (pytest_rag.dataset.settings) is the one definition: every row is
+"""The table of settings (pytest_rag.settings) is the one definition: every row is
 validated alike by the parser, the evaluators and the command line, and the README shows it."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 from pytest_rag.cli import _parser, main
 from pytest_rag.dataset.model import Dataset, Params
 from pytest_rag.dataset.parser import PARAM_KEYS, parse_dataset
-from pytest_rag.dataset.settings import (
+from pytest_rag.settings import (
     SETTINGS,
     Setting,
     SettingError,
@@ -22,7 +22,7 @@ from pytest_rag.dataset.settings import (
     parse_setting_text,
     settings_markdown,
 )
-from pytest_rag.dataset.settings import setting as setting_row
+from pytest_rag.settings import setting as setting_row
 from pytest_rag.errors import DatasetError
 from pytest_rag.stages.evaluate import EVALUATORS, evaluator_settings
 
@@ -196,7 +196,7 @@ def _readme_block() -> str:
 
 
 def test_the_readme_settings_table_is_the_generated_one() -> None:
-    """Regenerate with ``python -c "from pytest_rag.dataset.settings import settings_markdown;
+    """Regenerate with ``python -c "from pytest_rag.settings import settings_markdown;
     print(settings_markdown())"``."""
     assert _readme_block() == settings_markdown()
 

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, SupportsInt, cast
 
-from ..errors import describe_value, is_bool, show_value, unknown_names
+from .errors import describe_value, is_bool, show_value, unknown_names
 
 __all__ = ["SETTINGS", "Setting", "SettingError", "check_setting", "check_settings",
            "parse_setting_text", "setting", "settings_markdown", "whole_number"]
@@ -253,7 +253,8 @@ def check_setting(name: str, value: object, place: str | None = None) -> Any:
         items = _items(value, where)
         for i, item in enumerate(items):
             if not isinstance(item, str):
-                raise SettingError(f"{where}[{i}]", f"expected a string, got {describe_value(item)}")
+                raise SettingError(f"{where}[{i}]",
+                                   f"expected a string, got {describe_value(item)}")
         return tuple(items)
     if not isinstance(value, str) or not value:
         raise SettingError(where, f"expected a non-empty string, got {describe_value(value)}")
