@@ -277,8 +277,13 @@ _FALSE = ("false", "no", "off", "0")
 def _whole_text(text: str, place: str, minimum: int) -> int:
     stripped = text.strip()
     if not _WHOLE_TEXT.fullmatch(stripped):  # ASCII digits only, as the file format
-        raise SettingError(place, f"expected a whole number, got {text!r}")
-    return whole_number(int(stripped), place, minimum)
+        raise SettingError(place, f"expected a whole number, got {show_value(text)}")
+    try:
+        number = int(stripped)
+    except ValueError:  # beyond the interpreter's limit of digits in a conversion
+        raise SettingError(place, f"expected a whole number, got {len(stripped)} digits: "
+                                  "too many to read") from None
+    return whole_number(number, place, minimum)
 
 
 def parse_setting_text(name: str, text: str | Sequence[str], place: str | None = None) -> Any:
@@ -301,7 +306,8 @@ def parse_setting_text(name: str, text: str | Sequence[str], place: str | None =
         return _whole_text(joined, where, row.minimum)
     if row.kind == "pair":
         if len(words) != 2:
-            raise SettingError(where, f"expected two whole numbers 'MIN MAX', got {joined!r}")
+            raise SettingError(where, "expected two whole numbers 'MIN MAX', got "
+                                      f"{show_value(joined)}")
         return check_setting(name, (_whole_text(words[0], f"{where}[0]", row.minimum),
                                     _whole_text(words[1], f"{where}[1]", row.minimum)), where)
     if row.kind == "flag":
@@ -309,7 +315,7 @@ def parse_setting_text(name: str, text: str | Sequence[str], place: str | None =
             return True
         if joined.lower() in _FALSE:
             return False
-        raise SettingError(where, f"expected true or false, got {joined!r}")
+        raise SettingError(where, f"expected true or false, got {show_value(joined)}")
     return check_setting(name, joined, where)
 
 

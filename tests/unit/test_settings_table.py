@@ -14,6 +14,7 @@ import pytest
 from pytest_rag.cli import _parser, main
 from pytest_rag.dataset.model import Dataset, Params
 from pytest_rag.dataset.parser import PARAM_KEYS, parse_dataset
+from pytest_rag.errors import DatasetError
 from pytest_rag.settings import (
     SETTINGS,
     Setting,
@@ -23,7 +24,6 @@ from pytest_rag.settings import (
     settings_markdown,
 )
 from pytest_rag.settings import setting as setting_row
-from pytest_rag.errors import DatasetError
 from pytest_rag.stages.evaluate import EVALUATORS, evaluator_settings
 
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -237,7 +237,7 @@ def test_relevance_level_of_load_dataset_evaluate_and_validate(
     run.write_text("q1 Q0 d1 1 2.0 x\nq1 Q0 d2 2 1.0 x\n", encoding="utf-8")
     assert dict(load_dataset(qrels).queries[0].relevant or {}) == {"d1": 1, "d2": 2}
     assert dict(load_dataset(qrels, relevance_level=2).queries[0].relevant or {}) == {"d2": 2}
-    with pytest.raises(ValueError, match="^relevance_level: must be >= 1, got 0$"):
+    with pytest.raises(ValueError, match=r"^relevance_level: must be >= 1, got 0$"):
         load_dataset(qrels, relevance_level=0)
 
     def mrr(*flags: str) -> float:
@@ -263,7 +263,7 @@ def test_text_values_are_read_as_written(name: str, text: str | list[str],
     assert parse_setting_text(name, text) == expected
 
 
-@pytest.mark.parametrize("text", ["１", "٣", "1_0", "2.0", "0x10"])
+@pytest.mark.parametrize("text", ["\uff11", "\u0663", "1_0", "2.0", "0x10"])  # １, ٣
 def test_whole_numbers_as_text_are_ascii_digits(text: str) -> None:
     """As the file format and trec_eval read them: no other digits, separators or bases."""
     with pytest.raises(SettingError, match="expected a whole number"):
@@ -276,3 +276,16 @@ def test_doc_id_key_of_evaluate_is_checked_by_the_same_rule(bad: object) -> None
         EVALUATORS["chunking"]().evaluate(doc_id_key=bad)
     assert str(error.value) == _problem(setting_row("doc_id_key"), bad, "doc_id_key")
     assert isinstance(error.value, TypeError)  # as before, for callers that catch it
+
+
+def test_long_text_values_give_short_messages(capsys: pytest.CaptureFixture[str]) -> None:
+    """A megabyte of digits or letters is refused in a readable line, never a traceback."""
+    with pytest.raises(SettingError, match=r"^k: expected a whole number, got 100000 digits: "
+                                           r"too many to read$"):
+        parse_setting_text("k", "7" * 100_000)
+    with pytest.raises(SettingError) as error:
+        parse_setting_text("k", "x" * 100_000)
+    assert len(str(error.value)) < 120
+    assert main(["evaluate", "gold.yaml", "--k", "9" * 100_000]) == 2
+    assert capsys.readouterr().err.endswith(
+        "argument --k: expected a whole number, got 100000 digits: too many to read\n")
