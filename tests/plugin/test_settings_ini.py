@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
+from pytest_rag.plugin import session_key
 from pytest_rag.settings import (
     SETTINGS,
     Setting,
     SettingError,
     parse_setting_text,
 )
-from pytest_rag.plugin import session_key
 
 INI_ROWS = [row for row in SETTINGS if row.ini]
 #: Per kind: an ini value and what the plugin passes on.
