@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from itertools import chain
 from typing import Any, Final, TypeVar
 
-from ..errors import unknown_names
+from ..errors import describe_value, unknown_names
 from .columns import plain_column
 from .fields import GOLD_FIELDS, RUN
 from .model import (
@@ -29,12 +29,7 @@ from .model import (
     field_defaults,
     replaced,
 )
-from .parser import (
-    MAX_GRADE,
-    FormatChecks,
-    check_vector_dimensions,
-    describe_value,
-)
+from .parser import MAX_GRADE, FormatChecks, check_vector_dimensions
 
 __all__ = ["GOLD_QUERY_INPUTS", "RUN_INPUTS", "SECTION_INPUTS", "resolve_inputs"]
 

@@ -32,7 +32,8 @@ def _decode(path: Path, text: str) -> object:
 
 
 def load_dataset(path: str | os.PathLike[str], *, run: str | os.PathLike[str] | None = None,
-                 allow_outside_paths: bool = False, split: str = "test") -> Dataset:
+                 allow_outside_paths: bool = False, split: str = "test",
+                 relevance_level: int = 1) -> Dataset:
     """Read a gold dataset (and optional run) from a file or folder.
 
     ``.yaml``/``.yml`` files are read as YAML, ``.json`` as JSON, both UTF-8 (a
@@ -41,7 +42,9 @@ def load_dataset(path: str | os.PathLike[str], *, run: str | os.PathLike[str] | 
     true.  YAML is read with a safe loader: no tag constructs an object.  An
     empty YAML file is an empty dataset.  Files of other tools are read as
     they are (:mod:`pytest_rag.dataset.sources`): a BEIR folder (the queries
-    of ``split``), a ragas ``.jsonl`` or ``.csv`` file, TREC qrels.
+    of ``split``), a ragas ``.jsonl`` or ``.csv`` file, TREC qrels (a document
+    is relevant from grade ``relevance_level`` on, trec_eval's ``-l``; other
+    files ignore it).
 
     ``run`` names a run file that replaces the dataset's run: a pytest-rag
     ``run`` section on its own (``.json``/``.yaml``, the bare mapping of query
@@ -53,9 +56,11 @@ def load_dataset(path: str | os.PathLike[str], *, run: str | os.PathLike[str] | 
     DatasetError
         For a missing, unreadable or invalid file, naming the file and the place.
     """
+    from ..settings import check_setting
     from .sources import KINDS_TEXT, read_source, source_kind
     from .sources.lines import read_dataset_text
 
+    check_setting("relevance_level", relevance_level)
     file = Path(path)
     source = str(path)
     try:
@@ -74,7 +79,7 @@ def load_dataset(path: str | os.PathLike[str], *, run: str | os.PathLike[str] | 
     # full collections walk all of them (a quarter of decoding a large run).
     with collector_paused():
         raw = (_decode(file, read_dataset_text(file)) if kind == "format"
-               else read_source(file, split=split))
+               else read_source(file, split=split, relevance_level=relevance_level))
         dataset = parse_dataset(raw, source=source,
                                 base_dir=file if kind == "beir" else file.parent,
                                 allow_outside_paths=allow_outside_paths)

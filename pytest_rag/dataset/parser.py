@@ -15,7 +15,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
+from ..errors import show_value as _show
 from ..registry import REGISTRY, STAGES
+from ..settings import SETTINGS, SettingError, check_settings
 from ..text.locate import locate
 from .bounded_read import DocumentUnreadable, read_document
 from .columns import plain_chunks, plain_queries, plain_run, plain_spans, stack_vectors
@@ -40,7 +42,6 @@ from .values import (
     _is_plain_data,
     _join,
     _only,
-    _show,
     describe_value,
 )
 
@@ -50,8 +51,7 @@ FORMAT_ID = "pytest-rag/v1"
 
 TOP_KEYS = ("format", "params", "documents", "chunks", "expected_chunks",
             "expected_metadata", "vectors", "queries", "run", "expected")
-PARAM_KEYS = ("k", "size_limits", "boundary_tolerance", "required_metadata",
-              "max_context_tokens", "abstain_phrases", "relevance_from_evidence")
+PARAM_KEYS = tuple(row.name for row in SETTINGS if row.params)
 DOCUMENT_KEYS = ("id", "text", "path", "metadata")
 CHUNK_KEYS = ("id", "doc_id", "start", "end", "text", "metadata")
 VECTOR_KEYS = ("chunks", "sentences", "indexed_ids")
@@ -126,32 +126,10 @@ class FormatChecks(ValueChecks):
     # -- sections -----------------------------------------------------------
     def params(self, value: object, place: str = "params") -> Params:
         raw = self.mapping(value, place, PARAM_KEYS)
-        get = raw.get
-        size_limits = None
-        if get("size_limits") is not None:
-            pair = self.sequence(raw["size_limits"], f"{place}.size_limits")
-            if len(pair) != 2:
-                self.fail(f"{place}.size_limits", f"expected [min, max], got {_show(pair)}")
-            low = self.integer(pair[0], f"{place}.size_limits[0]", 0)
-            high = self.integer(pair[1], f"{place}.size_limits[1]", 0)
-            if low > high:
-                self.fail(f"{place}.size_limits", f"min {low} is greater than max {high}")
-            size_limits = (low, high)
-        return Params(
-            k=None if get("k") is None else self.integer(raw["k"], f"{place}.k", 1),
-            size_limits=size_limits,
-            boundary_tolerance=None if get("boundary_tolerance") is None else self.integer(
-                raw["boundary_tolerance"], f"{place}.boundary_tolerance", 0),
-            required_metadata=None if get("required_metadata") is None else self.strings(
-                raw["required_metadata"], f"{place}.required_metadata"),
-            max_context_tokens=None if get("max_context_tokens") is None else self.integer(
-                raw["max_context_tokens"], f"{place}.max_context_tokens", 0),
-            abstain_phrases=None if get("abstain_phrases") is None else self.strings(
-                raw["abstain_phrases"], f"{place}.abstain_phrases"),
-            relevance_from_evidence=None if get("relevance_from_evidence") is None
-            else self.boolean(raw["relevance_from_evidence"],
-                              f"{place}.relevance_from_evidence"),
-        )
+        try:  # the one validation of every setting (pytest_rag.settings)
+            return Params(**check_settings(raw, place))
+        except SettingError as error:
+            self.fail(error.place, error.problem)
 
     def documents_section(self, value: object, place: str = "documents") -> tuple[Document, ...]:
         documents: list[Document] = []

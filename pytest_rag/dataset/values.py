@@ -13,12 +13,13 @@ from __future__ import annotations
 import datetime
 import math
 import numbers
-import reprlib
-import sys
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Final, NoReturn, SupportsInt, cast
+from typing import Any, Final, NoReturn, cast
 
-from ..errors import DatasetError, did_you_mean
+from ..errors import DatasetError, describe_value, did_you_mean
+from ..errors import is_bool as _is_bool
+from ..errors import show_value as _show
+from ..settings import SettingError, whole_number
 
 __all__ = ["MAX_NESTING", "ValueChecks", "describe_value"]
 
@@ -34,70 +35,10 @@ def _only(items: Iterable[object], types: frozenset[type]) -> bool:
     return set(map(type, items)) <= types
 
 
-def _is_bool(value: object) -> bool:
-    """``True`` for a boolean, also numpy's (which is not a number here)."""
-    if isinstance(value, bool):
-        return True
-    numpy = sys.modules.get("numpy")
-    return numpy is not None and isinstance(value, numpy.bool_)
-
-
 def _is_plain_data(value: object) -> bool:
     """What a JSON or YAML file can hold (and numbers of numpy): not an object of a library."""
     return value is None or isinstance(value, (str, bytes, numbers.Number, Mapping, list, tuple,
                                                set, frozenset, datetime.date))
-
-
-def _type_name(value: object) -> str:
-    if value is None:
-        return "null"
-    if _is_bool(value):
-        return "a boolean"
-    if isinstance(value, numbers.Number):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, Mapping):
-        return "a mapping"
-    if isinstance(value, (list, tuple)):
-        return "a list"
-    if isinstance(value, (set, frozenset)):
-        return "a set"
-    if isinstance(value, datetime.datetime):
-        return "a date and time"
-    if isinstance(value, datetime.date):
-        return "a date"
-    name = type(value).__name__
-    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
-
-
-_REPR = reprlib.Repr()
-_REPR.maxstring = _REPR.maxother = 60
-_REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = _REPR.maxset = 6
-_REPR.maxlevel = 3
-
-
-def _show(value: object) -> str:
-    """A short, safe rendering of a value for a message (dates as in the file)."""
-    if isinstance(value, (datetime.date, datetime.datetime)):
-        return value.isoformat()
-    if isinstance(value, str):
-        text = repr(value[:60])
-    elif isinstance(value, numbers.Number) and hasattr(value, "item"):
-        text = repr(value.item())  # a numpy scalar, shown as the plain number
-    else:
-        try:
-            text = _REPR.repr(value)
-        except Exception:  # noqa: BLE001 - a foreign object's repr may raise anything
-            text = f"<{type(value).__name__}>"
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def describe_value(value: object) -> str:
-    """``a number 7``, ``a string 'x'``, ``null``: what arrived, for a message."""
-    if value is None:
-        return "null"
-    return f"{_type_name(value)} {_show(value)}"
 
 
 class ValueChecks:
@@ -166,21 +107,10 @@ class ValueChecks:
         return bool(value)
 
     def integer(self, value: object, place: str, minimum: int | None = None) -> int:
-        if _is_bool(value) or not isinstance(value, numbers.Real):
-            self.fail(place, f"expected a whole number, got {describe_value(value)}")
-        if isinstance(value, numbers.Integral):
-            number = int(value)
-        else:
-            try:
-                whole = float(value).is_integer()
-            except OverflowError:
-                whole = False
-            if not whole:
-                self.fail(place, f"expected a whole number, got {describe_value(value)}")
-            number = int(cast(SupportsInt, value))
-        if minimum is not None and number < minimum:
-            self.fail(place, f"must be >= {minimum}, got {number}")
-        return number
+        try:  # the format's one rule for whole numbers, shared with the settings
+            return whole_number(value, place, minimum)
+        except SettingError as error:
+            self.fail(error.place, error.problem)
 
     def number(self, value: object, place: str, minimum: float | None = None) -> float:
         if _is_bool(value) or not isinstance(value, numbers.Real):

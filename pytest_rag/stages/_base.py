@@ -14,12 +14,13 @@ from ..dataset.frameworks import check_doc_id_key
 from ..dataset.model import Dataset
 from ..kernels.aggregate import FloatArray, mean
 from ..registry import MetricSpec, describe_need, need_alternatives, stage_metrics
+from ..settings import check_setting, setting
 from .report import Report
 
 __all__ = ["RankedStageEvaluator", "ReportBuilder", "StageEvaluator", "available"]
 
 #: The cut-off when neither the evaluator nor the dataset's params give one.
-DEFAULT_K = 5
+DEFAULT_K: int = setting("k").default
 
 
 class StageEvaluator:
@@ -111,40 +112,24 @@ class RankedStageEvaluator(StageEvaluator):
 
     def __init__(self, *, k: int | None = None,
                  relevance_from_evidence: bool | None = None) -> None:
-        self.k = check_k(k)
+        self.k: int | None = check_setting("k", k)
         # None: the dataset's params decide (else off).
-        self.relevance_from_evidence = (None if relevance_from_evidence is None else check_flag(
-            "relevance_from_evidence", relevance_from_evidence))
+        self.relevance_from_evidence: bool | None = check_setting(
+            "relevance_from_evidence", relevance_from_evidence)
 
     def _settings(self, dataset: Dataset) -> dict[str, Any]:
         derive = (self.relevance_from_evidence if self.relevance_from_evidence is not None
-                  else bool(dataset.params.relevance_from_evidence))
-        return {"k": self.k or dataset.params.k or DEFAULT_K,
+                  else bool(check_setting("relevance_from_evidence",
+                                          dataset.params.relevance_from_evidence,
+                                          "params.relevance_from_evidence")))
+        return {"k": self.k or check_setting("k", dataset.params.k, "params.k") or DEFAULT_K,
                 **flag_settings("relevance_from_evidence", derive)}
-
-
-def check_flag(name: str, value: bool | None) -> bool:
-    """Validate a boolean setting; ``None`` is ``False``."""
-    if value is None:
-        return False
-    if not isinstance(value, bool):
-        raise ValueError(f"{name} must be True or False, got {value!r}")
-    return value
 
 
 def flag_settings(name: str, value: bool) -> dict[str, bool]:
     """``{name: True}`` when the flag is on, else nothing (the report's settings
     then stay as they were before the flag existed)."""
     return {name: True} if value else {}
-
-
-def check_k(k: int | None) -> int | None:
-    """Validate a ``k`` setting (a whole number >= 1) or pass ``None`` through."""
-    if k is None:
-        return None
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ValueError(f"k must be a whole number >= 1, got {k!r}")
-    return k
 
 
 def _has(value: object) -> bool:

@@ -185,7 +185,8 @@ def test_embedding_with_derived_grades() -> None:
 
 def test_setting_is_validated_and_none_leaves_it_to_params() -> None:
     assert RetrievalEvaluator(relevance_from_evidence=None).relevance_from_evidence is None
-    with pytest.raises(ValueError, match="relevance_from_evidence must be True or False"):
+    with pytest.raises(ValueError, match="^relevance_from_evidence: expected true or false, "
+                                         "got a number 1$"):
         RetrievalEvaluator(relevance_from_evidence=1)  # type: ignore[arg-type]
     for cls in (RetrievalEvaluator, RerankingEvaluator, EmbeddingEvaluator):
         assert "relevance_from_evidence" in cls.settings_names

@@ -268,7 +268,7 @@ def test_k_comes_from_the_constructor_then_params_then_default() -> None:
     assert EmbeddingEvaluator().evaluate(with_k1).query_topk_recall == 0.0
     assert EmbeddingEvaluator(k=2).evaluate(with_k1).query_topk_recall == 1.0
     assert EmbeddingEvaluator().evaluate(Dataset(vectors=vectors)).settings == {"k": 5}
-    with pytest.raises(ValueError, match="k must be"):
+    with pytest.raises(ValueError, match="^k: must be >= 1, got 0$"):
         EmbeddingEvaluator(k=0)
 
 
