@@ -41,7 +41,7 @@ def test_failure_message_names_metric_threshold_and_lowest_queries() -> None:
 def test_not_measured_never_passes() -> None:
     rep = report()
     assert not (rep.token_recall >= 0.0)
-    with pytest.raises(AssertionError, match="retrieval.token_recall not measured: "
+    with pytest.raises(AssertionError, match=r"retrieval\.token_recall not measured: "
                                              "needs expected_evidence, chunks"):
         assert_metric(rep.token_recall >= 0.0)
     assert rep.token_recall == None  # noqa: E711 - "is not measured"
@@ -54,7 +54,8 @@ def test_every_query_and_share_checks() -> None:
                                              r"2 of 3 fail: q2 0\.500, q3 0\.000"):
         assert_metric(rep.recall_at_k.every >= 0.6)
     assert_metric(rep.recall_at_k.share(">=", 0.5) >= 2 / 3)
-    with pytest.raises(AssertionError, match=r"share\(recall_at_k >= 0\.500\) = 0\.667, expected >= 0\.900"):
+    with pytest.raises(AssertionError, match=r"share\(recall_at_k >= 0\.500\) = 0\.667, "
+                                             r"expected >= 0\.900"):
         assert_metric(rep.recall_at_k.share(">=", 0.5) >= 0.9)
 
 
@@ -99,7 +100,8 @@ def test_symbolic_names_resolve_through_the_context() -> None:
     try:
         assert_metric(recall_at_k >= 0.5)
         assert_metric(retrieval.recall_at_k <= 0.5)
-        with pytest.raises(AssertionError, match=r"= 0\.500, expected >= 0\.800 \(baseline 0\.600, -0\.100\)"):
+        with pytest.raises(AssertionError, match=r"= 0\.500, expected >= 0\.800 "
+                                                 r"\(baseline 0\.600, -0\.100\)"):
             assert_metric(recall_at_k >= 0.8)
     finally:
         reset_context(token)

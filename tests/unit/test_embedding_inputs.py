@@ -240,7 +240,8 @@ def test_a_non_finite_value_is_named_in_an_array(bad: tuple[int, int, float], me
     with pytest.raises(DatasetError) as info:
         EmbeddingEvaluator().evaluate(documents=DOCUMENTS, chunks=_plain_chunks(),
                                       chunk_vectors=vectors)
-    first = "chunk_vectors[1][1]: must be a finite number, got inf" if bad[2] == -np.inf else message
+    first = ("chunk_vectors[1][1]: must be a finite number, got inf" if bad[2] == -np.inf
+             else message)
     assert str(info.value) == f"<arguments>: {first}"
 
 

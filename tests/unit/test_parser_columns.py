@@ -132,10 +132,12 @@ def test_every_rule_gives_the_same_message_on_both_paths(path: tuple[Any, ...], 
 
 
 DEEP_DEFECTS = [
-    (("queries", 37, "answerable"), 1, "queries[37].answerable: expected true or false, got a number 1"),
+    (("queries", 37, "answerable"), 1,
+     "queries[37].answerable: expected true or false, got a number 1"),
     (("queries", 37, "question"), 5, "queries[37].question: expected a string, got a number 5"),
     (("queries", 37, "relevant"), {"a#0": 101},
-     "queries[37].relevant['a#0']: a grade must be <= 100 (its nDCG gain is 2**grade - 1), got 101"),
+     "queries[37].relevant['a#0']: a grade must be <= 100 (its nDCG gain is 2**grade - 1), "
+     "got 101"),
     (("queries", 37, "relevant"), {"a#0": True},
      "queries[37].relevant['a#0']: expected a whole number, got a boolean True"),
     (("queries", 37, "reference_answer"), ["x", 3],
@@ -157,7 +159,8 @@ DEEP_DEFECTS = [
      "run.q37.total_tokens: must be a finite number, got 100000000000000000..."
      "0000000000000000000"),
     (("run", "q37", "cost_usd"), True, "run.q37.cost_usd: expected a number, got a boolean True"),
-    (("run", "q37", "abstained"), "no", "run.q37.abstained: expected true or false, got a string 'no'"),
+    (("run", "q37", "abstained"), "no",
+     "run.q37.abstained: expected true or false, got a string 'no'"),
     (("run", "q37", "answer"), ["x"], "run.q37.answer: expected a string, got a list ['x']"),
     (("run", "q37", "verified_claims", 0, "supported"), None,
      "run.q37.verified_claims[0]: missing required key 'supported'"),
@@ -193,7 +196,8 @@ def test_the_first_defect_in_file_order_is_named_not_the_first_column() -> None:
     message = both(data)
     assert message == "gold.json: queries[10].expected_evidence[0].start: must be >= 0, got -1"
     del data["queries"][10]["expected_evidence"]
-    assert both(data) == "gold.json: queries[20].answerable: expected true or false, got a string 'yes'"
+    assert both(data) == ("gold.json: queries[20].answerable: "
+                          "expected true or false, got a string 'yes'")
     data["queries"][20]["answerable"] = None
     assert both(data) == "gold.json: run.q11.answer: expected a string, got a number 1"
 

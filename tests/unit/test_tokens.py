@@ -76,7 +76,8 @@ def test_every_code_point_is_classified_like_the_regular_expression() -> None:
 
 def test_docstring_example() -> None:
     table = tokenize("Hi, Bob!")
-    assert (table.starts.tolist(), table.ends.tolist(), table.words) == ([0, 4], [2, 7], ["hi", "bob"])
+    assert ((table.starts.tolist(), table.ends.tolist(), table.words)
+            == ([0, 4], [2, 7], ["hi", "bob"]))
 
 
 def test_empty_and_wordless_text() -> None:
