@@ -11,10 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from ragapp import Document, Pipeline, PipelineConfig
-from support import Bench, documents_of
 
 from pytest_rag import Dataset, load_dataset
+from ragapp import Document, Pipeline, PipelineConfig
+from support import Bench, documents_of
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 

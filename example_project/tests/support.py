@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import pytest
-from ragapp import Chunk, Document, Pipeline, Trace
 
 from pytest_rag import Dataset
+from ragapp import Chunk, Document, Pipeline, Trace
 
 __all__ = [
     "BOTH",

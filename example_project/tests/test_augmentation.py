@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from support import BOTH, Bench
 
 from pytest_rag import assert_metric
+from support import BOTH, Bench
 
 #: dataset -> (context recall, context sufficiency) it must reach.
 FLOORS = {"chroma": (0.8, 0.75), "clapnq": (0.9, 0.85)}

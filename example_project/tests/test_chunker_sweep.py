@@ -11,8 +11,8 @@ import time
 from typing import Any
 
 import pytest
-from pytest_rag import Dataset, assert_metric
 
+from pytest_rag import Dataset, assert_metric
 from ragapp import Document, make_chunker
 from ragapp.chunking import chunk_documents
 from ragapp.retrieval import BM25Retriever

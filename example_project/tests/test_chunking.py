@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+from pytest_rag import assert_metric
 from ragapp.text import sentence_spans
 from support import CLAPNQ, Bench
-
-from pytest_rag import assert_metric
 
 
 def sentence_vectors(bench: Bench) -> dict[str, list[list[float]]]:

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from support import Bench
-
 from pytest_rag import assert_metric
+from support import Bench
 
 
 def test_embeddings_and_ann_index(chroma: Bench, top_k: int, rag) -> None:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from ragapp import Trace
-from support import BOTH, Bench, expected_citations
 
 from pytest_rag import assert_metric
+from ragapp import Trace
+from support import BOTH, Bench, expected_citations
 
 
 def task_success(bench: Bench) -> dict[str, bool]:

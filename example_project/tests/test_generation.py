@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from support import CLAPNQ, Bench, expected_citations
-
 from pytest_rag import assert_metric
+from support import CLAPNQ, Bench, expected_citations
 
 
 def generation_inputs(bench: Bench) -> dict[str, object]:

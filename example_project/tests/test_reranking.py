@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from support import BOTH, Bench
 
 from pytest_rag import assert_metric
+from support import BOTH, Bench
 
 
 @pytest.mark.parametrize("bench", BOTH, indirect=True)

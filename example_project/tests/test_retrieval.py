@@ -5,9 +5,9 @@ from __future__ import annotations
 import time
 
 import pytest
-from support import BOTH, Bench
 
 from pytest_rag import assert_metric
+from support import BOTH, Bench
 
 #: method -> the recall@K it must reach on chroma (the gold of every test here).
 FLOORS = {"bm25": 0.85, "dense": 0.65, "hybrid": 0.8}
