@@ -339,3 +339,39 @@ def test_parse_dataset_takes_objects_when_asked() -> None:
         parse_dataset(data)  # read as a file's data
     dataset = parse_dataset(data, objects=True)
     assert [chunk.id for chunk in dataset.chunks] == ["faq[0:35]", "faq[35:70]"]
+
+
+ITERABLES = {
+    "iter": iter,
+    "map": lambda items: map(lambda item: item, items),
+    "generator": lambda items: (item for item in items),
+}
+
+
+@pytest.mark.parametrize("make", [langchain, llamaindex, haystack, hand_chunks],
+                         ids=["langchain", "llamaindex", "haystack", "mappings"])
+@pytest.mark.parametrize("once", list(ITERABLES.values()), ids=list(ITERABLES))
+def test_any_iterable_is_read_once_and_gives_the_lists_result(make: Any, once: Any) -> None:
+    """``chunks=iter(...)``, ``expected_chunks=map(...)``, generators of ranked lists,
+    queries: each is read once, and the report equals the one of lists."""
+    ranked = ranked_objects(make()) if make is not hand_chunks else ranked_ids(make())
+    expected = evaluate_all(make(), ranked)
+    graded = {"relevance_from_evidence": True}
+    for stage, evaluator, name in [("chunking", ChunkEvaluator(), None),
+                                   ("retrieval", RetrievalEvaluator(**graded), "retrieved_ids"),
+                                   ("reranking", RerankingEvaluator(**graded), "reranked_ids"),
+                                   ("augmentation", AugmentationEvaluator(), "context_ids")]:
+        lists = {} if name is None else {
+            name: {query: once(items) for query, items in ranked.items()}}
+        got = evaluator.evaluate(documents=DOCUMENTS, queries=QUERIES, chunks=once(make()),
+                                 **lists)
+        assert same(got.values, expected[stage]), stage
+    boundaries = ChunkEvaluator().evaluate(documents=DOCUMENTS, chunks=once(make()),
+                                           expected_chunks=once(make()))
+    assert same(boundaries.values, ChunkEvaluator().evaluate(
+        documents=DOCUMENTS, chunks=make(), expected_chunks=make()).values)
+    assert boundaries.values["boundary_f1"] == 1.0
+    queries = ChunkEvaluator().evaluate(documents=DOCUMENTS, queries=once(QUERIES),
+                                        chunks=once(make()))
+    assert same(queries.values, ChunkEvaluator().evaluate(
+        documents=DOCUMENTS, queries=QUERIES, chunks=make()).values)
