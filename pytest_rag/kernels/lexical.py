@@ -40,6 +40,7 @@ import numpy.typing as npt
 
 from ..dataset.model import Dataset, Document, chunk_spans
 from ..text.tokens import code_points
+from .aggregate import mean_or_none
 from .positions import positions_of
 
 __all__ = ["EDGE_TOKENS", "lexical_metrics", "sentence_starts"]
@@ -489,10 +490,6 @@ def _jaccard(inter: npt.NDArray[np.float64], left: npt.NDArray[np.float64],
     return out
 
 
-def _mean(values: npt.NDArray[np.float64]) -> float | None:
-    return float(np.mean(values)) if values.shape[0] else None
-
-
 def lexical_metrics(dataset: Dataset, scope: _IntArray, pairs: tuple[_IntArray, _IntArray]
                     ) -> dict[str, float | None] | None:
     """``lexical_cohesion``, ``lexical_boundary_clarity`` and ``lexical_chunk_stickiness``.
@@ -571,7 +568,7 @@ def lexical_metrics(dataset: Dataset, scope: _IntArray, pairs: tuple[_IntArray, 
 
 
 def _mean_of(parts: list[npt.NDArray[np.float64]]) -> float | None:
-    return _mean(np.concatenate(parts)) if parts else None
+    return mean_or_none(np.concatenate(parts)) if parts else None
 
 
 def _divide(values: _Keys, divisor: int) -> _Keys:

@@ -12,7 +12,7 @@ import pytest
 
 from pytest_rag.dataset.model import Dataset, Document
 from pytest_rag.dataset.parser import parse_dataset
-from pytest_rag.kernels import lexical
+from pytest_rag.kernels import lexical, lexical_sets
 from pytest_rag.kernels.positions import positions_of
 from pytest_rag.stages import chunking
 
@@ -48,7 +48,7 @@ def _both(dataset: object) -> tuple[dict[str, float | None] | None, dict[str, fl
     scope = np.unique(positions.chunk_doc)
     pairs = chunking._neighbour_pairs(positions.chunk_doc)
     return (lexical.lexical_metrics(dataset, scope, pairs),  # type: ignore[arg-type]
-            chunking._lexical_metrics_sets(dataset, scope, pairs))  # type: ignore[arg-type]
+            lexical_sets.lexical_metrics_sets(dataset, scope, pairs))  # type: ignore[arg-type]
 
 
 def _close(new: dict[str, float | None] | None, old: dict[str, float | None]) -> None:
