@@ -375,3 +375,44 @@ def test_any_iterable_is_read_once_and_gives_the_lists_result(make: Any, once: A
                                         chunks=once(make()))
     assert same(queries.values, ChunkEvaluator().evaluate(
         documents=DOCUMENTS, queries=QUERIES, chunks=make()).values)
+
+
+def test_objects_without_offsets_in_a_long_document_are_placed_without_scanning_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A retriever's copies of the chunks of one long document, without offsets:
+    each is placed from the document's index of first occurrences (one check
+    each), never by a scan of the text from its start (quadratic overall), and
+    the result is that of the chunks with their offsets."""
+    from pytest_rag.dataset import frameworks
+
+    words = [f"w{i * 7919 % 100003}" for i in range(20_000)]
+    text = " ".join(words)
+    pieces = [" ".join(words[i:i + 40]) for i in range(0, len(words), 40)]
+    starts = [text.index(piece) for piece in pieces]
+    queries = {f"q{i}": [i, (i + 7) % len(pieces)] for i in range(len(pieces))}
+    evidence = {query: [{"doc_id": "d", "start": starts[rows[0]],
+                         "end": starts[rows[0]] + 10}] for query, rows in queries.items()}
+    with_offsets = RetrievalEvaluator(relevance_from_evidence=True).evaluate(
+        documents={"d": text}, expected_evidence=evidence,
+        retrieved_ids={query: [LangChainDocument(pieces[row], {"start_index": starts[row]})
+                               for row in rows] for query, rows in queries.items()})
+    scans: list[str] = []
+    checked: list[Any] = []
+    real_locate, real_index = frameworks.locate, frameworks.FrameworkReader._occurrences
+
+    def counted_index(self: Any, doc_id: str) -> Any:
+        index = real_index(self, doc_id)
+        checked.append(index)
+        return index
+
+    monkeypatch.setattr(frameworks, "locate", lambda *args: scans.append("") or real_locate(*args))
+    monkeypatch.setattr(frameworks.FrameworkReader, "_occurrences", counted_index)
+    without = RetrievalEvaluator(relevance_from_evidence=True).evaluate(
+        documents={"d": text}, expected_evidence=evidence,
+        retrieved_ids={query: [LangChainDocument(pieces[row]) for row in rows]
+                       for query, rows in queries.items()})
+    assert scans == []
+    assert len(checked) == 2 * len(pieces) and len(set(map(id, checked))) == 1  # one index
+    assert checked[0].checked == 2 * len(pieces)  # one comparison per object
+    assert same(without.values, with_offsets.values)
+    assert without.values["hit_at_k"] == 1.0
