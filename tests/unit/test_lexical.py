@@ -12,7 +12,7 @@ import pytest
 
 from pytest_rag.dataset.model import Dataset, Document
 from pytest_rag.dataset.parser import parse_dataset
-from pytest_rag.kernels import lexical, lexical_sets
+from pytest_rag.kernels import cohesion, int_keys, lexical, lexical_sets
 from pytest_rag.kernels.positions import positions_of
 from pytest_rag.stages import chunking
 
@@ -176,8 +176,8 @@ def test_a_sweep_through_the_evaluator_joins_each_block_once(monkeypatch: pytest
 @pytest.mark.parametrize("divisor", [1, 2, 3, 8, 12, 1 << 20, (1 << 20) + 1])
 def test_key_splitting_by_shift_or_division(divisor: int) -> None:
     values = np.array([0, 1, 7, 8, 9, 1 << 40, (1 << 61) + 5], dtype=np.int64)
-    assert (lexical._divide(values, divisor) == values // divisor).all()
-    assert (lexical._remainder(values, divisor) == values % divisor).all()
+    assert (int_keys.divide(values, divisor) == values // divisor).all()
+    assert (int_keys.remainder(values, divisor) == values % divisor).all()
 
 
 @pytest.mark.parametrize("seed", range(30))
@@ -186,6 +186,7 @@ def test_32_and_64_bit_keys_give_the_same_values(monkeypatch: pytest.MonkeyPatch
     """Keys are 32-bit where they fit; forced to 64 bits, every value is the same."""
     narrow, _ = _both(_dataset(seed))
     monkeypatch.setattr(lexical, "_KEYS_32", 0)
+    monkeypatch.setattr(cohesion, "_KEYS_32", 0)
     wide, old = _both(_dataset(seed))
     assert narrow == wide
     _close(wide, old)
