@@ -270,3 +270,55 @@ def test_hash_powers_grow_and_keep_their_values() -> None:
     assert (long_power[:1000] == lexical._powers(1000, lexical._BASE)).all()
     assert (long_power * long_inverse == 1).all()  # inverses modulo 2**64
     assert powers.upto(10)[0] is long_power  # no shrinking, no recomputing
+
+
+def _whole_documents(seed: int) -> object:
+    """Documents of many sentences, some left whole as one chunk (many sentence pairs)."""
+    rng = random.Random(seed)
+    documents = {f"d{i}": _text(rng, rng.randint(0, 120)) for i in range(rng.randint(1, 4))}
+    chunks = []
+    for doc_id, text in documents.items():
+        cuts = sorted({0, len(text), *(rng.randint(0, len(text)) for _ in range(rng.randint(0, 3)))})
+        chunks += [{"id": f"{doc_id}#{i}", "doc_id": doc_id, "start": a, "end": b}
+                   for i, (a, b) in enumerate(zip(cuts, cuts[1:]))]
+    return parse_dataset({"documents": [{"id": d, "text": t} for d, t in documents.items()],
+                          "chunks": chunks})
+
+
+@pytest.mark.parametrize("budget", [1, 5, 40])
+@pytest.mark.parametrize("seed", range(25))
+def test_cohesion_is_the_same_whatever_the_pair_budget(monkeypatch: pytest.MonkeyPatch,
+                                                        seed: int, budget: int) -> None:
+    """Runs of chunks and blocks of a chunk's parts sum each chunk's pairs in the
+    same order as one pass: the values are identical, bit for bit."""
+    for make in (_dataset, _whole_documents):
+        whole, _ = _both(make(seed))
+        monkeypatch.setattr(cohesion, "PAIR_BUDGET", budget)
+        split, _ = _both(make(seed))
+        monkeypatch.setattr(cohesion, "PAIR_BUDGET", 1 << 20)
+        assert split == whole
+
+
+def test_one_long_chunk_makes_at_most_the_budget_of_pair_keys_at_once(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """3,000 sentences sharing one word, in one chunk: 4.5 million sentence pairs.
+    No array of pairs is ever longer than the budget (a single pass made all of
+    them at once: 400 MB per sentence pair key array at 11,000 sentences)."""
+    text = " ".join(f"the w{i} x{i % 7}." for i in range(3_000))
+    dataset = parse_dataset({"documents": [{"id": "d", "text": text}],
+                             "chunks": [{"id": "c", "doc_id": "d", "start": 0, "end": len(text)}]})
+    longest: list[int] = []
+    real_ranges = cohesion.ranges
+
+    def counted(starts: Any, lengths: Any) -> Any:
+        found = real_ranges(starts, lengths)
+        longest.append(found.shape[0])
+        return found
+
+    monkeypatch.setattr(cohesion, "PAIR_BUDGET", 1 << 16)
+    monkeypatch.setattr(cohesion, "ranges", counted)
+    values = chunking.ChunkEvaluator().evaluate(dataset).values
+    assert max(longest) <= 1 << 16
+    assert sum(longest) >= 3_000 * 2_999 // 2  # every pair was made, a budget at a time
+    monkeypatch.setattr(cohesion, "PAIR_BUDGET", 1 << 30)  # one pass
+    assert chunking.ChunkEvaluator().evaluate(dataset).values == values
