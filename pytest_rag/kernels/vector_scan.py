@@ -1,4 +1,6 @@
-"""The embedding stage's scan of the chunk vectors: norms, duplicates, exact cosine top K.
+"""Vector kernels: the embedding stage's scan (norms, duplicates, exact cosine top K)
+and the chunking stage's cosines of chunk and sentence vectors (:func:`unit_vectors`,
+:func:`sentence_metrics`).
 
 One pass over the chunk vectors, block by block (:data:`_BLOCK_ROWS` vectors
 times :data:`_BLOCK_QUERIES` queries), gives everything: per block its norms
@@ -33,10 +35,10 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from .aggregate import FloatArray
+from .aggregate import FloatArray, mean_or_none
 
 __all__ = ["NonFiniteVector", "VectorScan", "count_distinct", "hits_in_top", "scan_vectors",
-           "tie_order", "unit_rows"]
+           "sentence_metrics", "tie_order", "unit_rows", "unit_vectors"]
 
 IntArray = npt.NDArray[np.int64]
 
@@ -405,3 +407,55 @@ def tie_order(vector_ids: Sequence[str], chunk_index: Mapping[str, int]) -> IntA
     if count < 2 or bool((keys[1:] > keys[:-1]).all()):
         return None
     return np.argsort(keys, kind="stable")
+
+
+# -- the chunking stage's cosines ------------------------------------------------
+def unit_vectors(matrix: FloatArray) -> FloatArray:
+    """Rows scaled to norm 1; a zero row stays zero (its cosine with anything is 0).
+
+    Rows are first divided by their largest absolute entry, so that neither
+    tiny nor huge entries underflow or overflow when squared.
+    """
+    largest = np.abs(matrix).max(axis=1, keepdims=True) if matrix.size else \
+        np.zeros((matrix.shape[0], 1))
+    scaled = np.zeros_like(matrix)
+    np.divide(matrix, largest, out=scaled, where=largest > 0)
+    norms = np.linalg.norm(scaled, axis=1, keepdims=True)
+    out = np.zeros_like(matrix)
+    np.divide(scaled, norms, out=out, where=norms > 0)
+    return out
+
+
+def sentence_metrics(sentences: Mapping[str, FloatArray], chunk_ids: list[str | None],
+                      left: IntArray, right: IntArray) -> dict[str, float | None]:
+    """Cohesion and boundary clarity from each chunk's sentence vectors.
+
+    The cosines of all sentence pairs of a chunk sum to
+    ``(|sum u_i|^2 - sum |u_i|^2) / 2`` for the unit rows ``u_i``, so every
+    chunk is done at once with one concatenation and one ``reduceat``.
+    """
+    owners: list[int] = []
+    blocks: list[FloatArray] = []
+    for row, chunk_id in enumerate(chunk_ids):
+        matrix = sentences.get(chunk_id) if chunk_id is not None else None
+        if matrix is not None and matrix.shape[0] > 0:
+            owners.append(row)
+            blocks.append(np.asarray(matrix, dtype=np.float64))
+    if not blocks:
+        return {}
+    counts = np.fromiter((block.shape[0] for block in blocks), dtype=np.int64, count=len(blocks))
+    unit = unit_vectors(np.concatenate(blocks))
+    offsets = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(counts)[:-1]])
+    sums = np.add.reduceat(unit, offsets, axis=0)
+    squares = np.add.reduceat(np.einsum("ij,ij->i", unit, unit), offsets)
+    multi = counts >= 2
+    pair_sums = (np.einsum("ij,ij->i", sums[multi], sums[multi]) - squares[multi]) / 2
+    cohesion = np.clip(pair_sums / (counts[multi] * (counts[multi] - 1) / 2), -1.0, 1.0)
+    slot = np.full(len(chunk_ids), -1, dtype=np.int64)
+    slot[np.asarray(owners, dtype=np.int64)] = np.arange(len(owners))
+    both = (slot[left] >= 0) & (slot[right] >= 0)
+    last = unit[offsets[slot[left[both]]] + counts[slot[left[both]]] - 1]
+    first = unit[offsets[slot[right[both]]]]
+    clarity = 1.0 - np.clip(np.einsum("ij,ij->i", last, first), -1.0, 1.0)
+    return {"semantic_cohesion": mean_or_none(cohesion),
+            "semantic_boundary_clarity": mean_or_none(clarity)}

@@ -21,10 +21,10 @@ import numpy.typing as npt
 
 from ..dataset.model import Chunk, Dataset, Document, EvidenceSpan
 from ..kernels.aggregate import mean_or_none
-from ..kernels.cosine import sentence_metrics, unit_vectors
 from ..kernels.lexical import lexical_metrics
 from ..kernels.lexical_sets import lexical_metrics_sets
 from ..kernels.positions import positions_of
+from ..kernels.vector_scan import sentence_metrics, unit_vectors
 from ..text.intervals import containing, touching_count, union_sizes
 from ..text.markdown import markdown_blocks
 from ..text.tokens import span_intervals
@@ -430,9 +430,10 @@ def _lexical_metrics(dataset: Dataset, scope: _IntArray, pairs: tuple[_IntArray,
     """Word-overlap proxies over the tokens of each chunk's text.
 
     Computed on integer word ids by :func:`pytest_rag.kernels.lexical.lexical_metrics`
-    (sorting and counting, no Python set); :func:`pytest_rag.kernels.lexical_sets.lexical_metrics_sets`, the
-    same definitions with Python sets, serves where its integer keys would not
-    fit an int64 and is the reference the tests compare it with.
+    (sorting and counting, no Python set);
+    :func:`pytest_rag.kernels.lexical_sets.lexical_metrics_sets`, the same
+    definitions with Python sets, serves where its integer keys would not fit an
+    int64 and is the reference the tests compare it with.
     """
     values = lexical_metrics(dataset, scope, pairs)
     return values if values is not None else lexical_metrics_sets(dataset, scope, pairs)
