@@ -44,24 +44,32 @@ class FirstOccurrences:
         self.checked = 0
         windows = len(text) - WINDOW + 1
         if windows <= 0:
-            self._hashes = self._positions = np.zeros(0, dtype=np.uint64)
+            self._hashes = np.zeros(0, dtype=np.uint64)
+            self._positions = np.zeros(0, dtype=np.int64)
             self._inverse_powers: list[int] = []
             return
-        codes = code_points(text).astype(np.uint64)
+        # In place where it can be: a few 8-byte arrays of the text's length at a time.
+        weighted = code_points(text).astype(np.uint64)
         inverse = np.full(len(text), _INVERSE, dtype=np.uint64)
         inverse[0] = 1
-        inverse = np.cumprod(inverse)  # wraps modulo 2**64, as wanted
+        np.cumprod(inverse, out=inverse)  # wraps modulo 2**64, as wanted
+        self._inverse_powers = [int(value) for value in inverse[:WINDOW]]
+        weighted *= inverse
+        del inverse
+        sums = np.zeros(len(text) + 1, dtype=np.uint64)
+        np.cumsum(weighted, out=sums[1:])
+        del weighted
+        # Window i: sum of c[j] * inverse^(j - i) over its code points.
+        hashes = sums[WINDOW:] - sums[:windows]
+        del sums
         forward = np.full(windows, _BASE, dtype=np.uint64)
         forward[0] = 1
-        forward = np.cumprod(forward)
-        sums = np.zeros(len(text) + 1, dtype=np.uint64)
-        np.cumsum(codes * inverse, out=sums[1:])
-        # Window i: sum of c[j] * inverse^(j - i) over its code points.
-        hashes = (sums[WINDOW:] - sums[:windows]) * forward
+        np.cumprod(forward, out=forward)
+        hashes *= forward
+        del forward
         order = np.argsort(hashes, kind="stable")  # ascending positions within a hash
         self._hashes = hashes[order]
-        self._positions = order.astype(np.uint64)
-        self._inverse_powers = [int(value) for value in inverse[:WINDOW]]
+        self._positions = order
 
     def _hash(self, needle: str) -> int:
         return sum(ord(char) * power for char, power in
