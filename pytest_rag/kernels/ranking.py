@@ -220,7 +220,8 @@ def ranking_metrics(matrix: GradeMatrix) -> dict[str, FloatArray]:
 
 #: The metrics of :func:`ranking_metrics` that divide by (or are bounded by) the
 #: number of relevant chunks in the corpus.
-CORPUS_COUNT_METRICS = frozenset({"recall_at_k", "f1_at_k", "ndcg_at_k", "average_precision_at_k"})
+CORPUS_COUNT_METRICS = frozenset({"recall_at_k", "f1_at_k", "ndcg_at_k",
+                                  "average_precision_at_k"})
 
 
 def ranking_per_query(lists: Sequence[Sequence[str] | None],

@@ -133,8 +133,11 @@ def relevance_from_evidence(dataset: Dataset) -> Dataset:
     gold span holding a token are changed; their ``relevant`` becomes chunk id
     to grade (2: holds a whole span, 1: touches one; chunks of grade 0 are left
     out), in chunk order.  A query whose spans touch no chunk keeps its empty
-    ``relevant``.  Chunks are all of the dataset's chunks, of any document.
-    Without chunks, or with nothing to derive, ``dataset`` itself is returned.
+    ``relevant``, except when the chunks are only those found in ranked lists
+    (:func:`retrieved_only`): then it gets an empty derived mapping, marked as
+    derived, so that its list counts as a miss (:func:`uncounted_queries`).
+    Chunks are all of the dataset's chunks, of any document.  Without chunks, or
+    with nothing to derive, ``dataset`` itself is returned.
     """
     queries = dataset.queries
     if not dataset.chunks:
