@@ -29,11 +29,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from pytest_rag.dataset.arguments import resolve_inputs  # noqa: E402
-from pytest_rag.kernels.answers import rouge_l_f1  # noqa: E402
-from pytest_rag.kernels import positions  # noqa: E402
-from pytest_rag.stages.chunking import ChunkEvaluator  # noqa: E402
-from pytest_rag.stages.retrieval import RetrievalEvaluator  # noqa: E402
+from pytest_rag.dataset.arguments import resolve_inputs
+from pytest_rag.kernels import positions
+from pytest_rag.kernels.answers import rouge_l_f1
+from pytest_rag.stages.chunking import ChunkEvaluator
+from pytest_rag.stages.retrieval import RetrievalEvaluator
 
 
 class _Copy:

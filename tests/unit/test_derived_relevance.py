@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -277,7 +278,7 @@ def _retrieval_case(draw: st.DrawFn) -> tuple[dict[str, str], list[dict[str, Any
         cuts = sorted(set(draw(st.lists(st.integers(1, len(text) - 1), max_size=4))
                           if len(text) > 1 else []))
         edges = [0, *cuts, len(text)]
-        for lo, hi in zip(edges, edges[1:]):
+        for lo, hi in pairwise(edges):
             back = draw(st.integers(0, lo))  # an overlap with what came before
             chunks.append({"id": f"{doc_id}-{len(chunks)}", "doc_id": doc_id,
                            "start": lo - back, "end": hi})

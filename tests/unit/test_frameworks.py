@@ -341,9 +341,13 @@ def test_parse_dataset_takes_objects_when_asked() -> None:
     assert [chunk.id for chunk in dataset.chunks] == ["faq[0:35]", "faq[35:70]"]
 
 
+def _same(item: Any) -> Any:
+    return item
+
+
 ITERABLES = {
     "iter": iter,
-    "map": lambda items: map(lambda item: item, items),
+    "map": lambda items: map(_same, items),
     "generator": lambda items: (item for item in items),
 }
 

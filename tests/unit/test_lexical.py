@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import random
 import re
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -268,9 +269,10 @@ def _whole_documents(seed: int) -> object:
     documents = {f"d{i}": _text(rng, rng.randint(0, 120)) for i in range(rng.randint(1, 4))}
     chunks = []
     for doc_id, text in documents.items():
-        cuts = sorted({0, len(text), *(rng.randint(0, len(text)) for _ in range(rng.randint(0, 3)))})
+        inner = (rng.randint(0, len(text)) for _ in range(rng.randint(0, 3)))
+        cuts = sorted({0, len(text), *inner})
         chunks += [{"id": f"{doc_id}#{i}", "doc_id": doc_id, "start": a, "end": b}
-                   for i, (a, b) in enumerate(zip(cuts, cuts[1:]))]
+                   for i, (a, b) in enumerate(pairwise(cuts))]
     return parse_dataset({"documents": [{"id": d, "text": t} for d, t in documents.items()],
                           "chunks": chunks})
 
