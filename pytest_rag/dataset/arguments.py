@@ -271,9 +271,13 @@ def resolve_inputs(dataset: Dataset | None, inputs: Mapping[str, Any],
     # the queries (evidence positions) is known to be the same.
     same_queries = (len(queries) == len(base.queries)
                     and all(map(operator.is_, queries, base.queries)))
+    all_chunks = parser.with_discovered(chunks)
+    discovered = (len(all_chunks) - len(chunks)
+                  + (base.discovered_chunks if chunks is base.chunks else 0))
     resolved = dataclasses.replace(
         base, source=base.source if dataset is not None else SOURCE,
-        documents=documents, chunks=parser.with_discovered(chunks), expected_chunks=expected_chunks,
+        documents=documents, chunks=all_chunks, expected_chunks=expected_chunks,
+        discovered_chunks=discovered,
         expected_metadata=expected_metadata, vectors=vectors,
         queries=base.queries if same_queries else tuple(queries), run=run,
         argument_inputs=base.argument_inputs | frozenset(given),

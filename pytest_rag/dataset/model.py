@@ -423,6 +423,10 @@ class Dataset(DatasetCache):
     run_source:
         ``(file, place prefix)`` when the run was read from a run file of its
         own (``load_dataset(run=...)``): errors about the run name that file.
+    discovered_chunks:
+        How many of the last :attr:`chunks` were not given but found in ranked
+        lists (framework objects in ``retrieved_ids=``, ...).  When every chunk
+        was found so, the chunk list is only what was retrieved, not the corpus.
     """
 
     source: str = "<arguments>"
@@ -437,6 +441,7 @@ class Dataset(DatasetCache):
     expected: Mapping[str, Mapping[str, float | None]] | None = None
     argument_inputs: frozenset[str] = field(default=frozenset(), compare=False)
     run_source: tuple[str, str] | None = field(default=None, compare=False)
+    discovered_chunks: int = field(default=0, compare=False)
 
     @functools.cached_property
     def document_by_id(self) -> dict[str, Document]:

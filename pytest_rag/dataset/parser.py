@@ -213,13 +213,14 @@ class FormatChecks(ValueChecks):
         return start, end
 
     def chunks_section(self, value: object, place: str, *, ids_required: bool) -> Sequence[Chunk]:
-        plain = plain_chunks(self.sequence(value, place), self._document_lengths())
+        items = self.sequence(value, place)  # an iterator is read once, here
+        plain = plain_chunks(items, self._document_lengths())
         if plain is not None:
             return plain
         chunks: list[Chunk] = []
         seen: set[str] = set()
         search_from: dict[str, int] = {}
-        for i, item in enumerate(self.sequence(value, place)):
+        for i, item in enumerate(items):
             where = f"{place}[{i}]"
             if self.objects and not isinstance(item, Chunk) and (
                     isinstance(item, str) or not _is_plain_data(item)):
@@ -407,12 +408,13 @@ class FormatChecks(ValueChecks):
         return Query(**fields)
 
     def queries_section(self, value: object, place: str = "queries") -> tuple[Query, ...]:
-        plain = plain_queries(value, self._query_field, MAX_GRADE)
+        items = self.sequence(value, place)  # an iterator is read once, here
+        plain = plain_queries(items, self._query_field, MAX_GRADE)
         if plain is not None:  # every query plain and valid, checked column by column
             return plain
         queries: list[Query] = []
         seen: set[str] = set()
-        for i, item in enumerate(self.sequence(value, place)):
+        for i, item in enumerate(items):
             query = self.query(item, f"{place}[{i}]")
             if query.id in seen:
                 self.fail(f"{place}[{i}].id", f"duplicate query id {query.id!r}")

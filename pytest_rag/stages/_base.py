@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from functools import partial
 from operator import attrgetter, is_not
 from typing import Any, ClassVar
+
+import numpy as np
+import numpy.typing as npt
 
 from ..dataset.arguments import resolve_inputs
 from ..dataset.caches import collector_paused
@@ -17,7 +20,8 @@ from ..registry import MetricSpec, describe_need, need_alternatives, stage_metri
 from ..settings import check_setting, setting
 from .report import Report
 
-__all__ = ["RankedStageEvaluator", "ReportBuilder", "StageEvaluator", "available"]
+__all__ = ["RankedStageEvaluator", "ReportBuilder", "StageEvaluator", "available",
+           "explain_uncounted"]
 
 #: The cut-off when neither the evaluator nor the dataset's params give one.
 DEFAULT_K: int = setting("k").default
@@ -126,6 +130,19 @@ class RankedStageEvaluator(StageEvaluator):
                 **flag_settings("relevance_from_evidence", derive)}
 
 
+def explain_uncounted(builder: ReportBuilder, keys: Collection[str],
+                      uncounted: npt.NDArray[np.bool_]) -> None:
+    """Give the metrics ``keys`` that are ``None`` the reason of relevance derived
+    against the retrieved chunks alone, when some query was graded so."""
+    if not uncounted.any():
+        return
+    from ..kernels.relevance import UNCOUNTED_REASON
+
+    for key in keys:
+        if key in builder.values and builder.values[key] is None:
+            builder.set(key, None, reason=UNCOUNTED_REASON)
+
+
 def flag_settings(name: str, value: bool) -> dict[str, bool]:
     """``{name: True}`` when the flag is on, else nothing (the report's settings
     then stay as they were before the flag existed)."""
@@ -209,6 +226,9 @@ class ReportBuilder:
         for spec in self.specs:
             if self.values[spec.key] is not None:
                 continue
+            if spec.key in self.reasons:  # the stage knows better than the inputs
+                missing[spec.key] = self.reasons[spec.key]
+                continue
             for need in spec.needs:
                 if need not in given:
                     given[need] = any(available(self.dataset, self.settings, name)
@@ -216,8 +236,6 @@ class ReportBuilder:
             absent = [describe_need(need) for need in spec.needs if not given[need]]
             if absent:
                 missing[spec.key] = "needs " + ", ".join(absent)
-            elif spec.key in self.reasons:
-                missing[spec.key] = self.reasons[spec.key]
             elif spec.per_query:
                 missing[spec.key] = ("no query has every input it needs ("
                                      + ", ".join(map(describe_need, spec.needs))

@@ -190,3 +190,44 @@ def test_a_long_quote_in_repetitive_text() -> None:
     text = " ".join(["the"] * 40_000) + " end"
     needle = "\n".join(["the"] * 9_999 + ["end"])
     assert locate(text, needle) == (4 * 30_001, len(text))
+
+
+# -- first occurrences of many needles ---------------------------------------------------
+
+from hypothesis import given as _given  # noqa: E402
+from hypothesis import settings as _settings  # noqa: E402
+from hypothesis import strategies as _st  # noqa: E402
+
+from pytest_rag.text import occurrences  # noqa: E402
+from pytest_rag.text.occurrences import WINDOW, FirstOccurrences  # noqa: E402
+
+
+@_settings(max_examples=200, deadline=None)
+@_given(_st.text(alphabet="ab \u00e9\U0001f600", max_size=300),
+        _st.lists(_st.tuples(_st.integers(0, 300), _st.integers(0, 120),
+                             _st.text(alphabet="ab", max_size=3)), max_size=8),
+        _st.integers(1, 4))
+def test_first_occurrences_equal_str_find(text: str, cuts: list[tuple[int, int, str]],
+                                          checks: int) -> None:
+    """Needles taken from the text (some changed at the end), on texts that repeat
+    themselves; few checks, so that the str.find fallback is taken too."""
+    old = occurrences.CHECKS
+    occurrences.CHECKS = checks
+    try:
+        index = FirstOccurrences(text)
+        for start, length, tail in cuts:
+            needle = text[start:start + WINDOW + length] + tail
+            assert index.find(needle) == text.find(needle), needle
+    finally:
+        occurrences.CHECKS = old
+
+
+def test_first_occurrences_check_one_candidate_per_distinct_needle() -> None:
+    """Chunks of a long text that does not repeat: each is found at its first
+    candidate, so the work is one comparison per needle, not a scan of the text."""
+    words = [f"w{i * 7919 % 100003}" for i in range(40_000)]
+    text = " ".join(words)
+    needles = [" ".join(words[i:i + 50]) for i in range(0, len(words), 50)]
+    index = FirstOccurrences(text)
+    assert [index.find(needle) for needle in needles] == [text.find(n) for n in needles]
+    assert index.checked == len(needles)
