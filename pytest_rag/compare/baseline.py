@@ -380,9 +380,15 @@ def _nothing_to_compare(change: GoldChange, spec: MetricSpec | None, per_query: 
     return change.documents or reads_queries(spec)
 
 
+#: The statuses whose p-value and interval are shown in the scorecard (and, for a
+#: regression, decide "within noise"); with ``all_statistics=False`` only they get them.
+SHOWN_STATISTICS = frozenset({"regressed", "improved"})
+
+
 def compare_record(record: StageRecord, baseline: Baseline, specs: Mapping[str, MetricSpec],
                    tolerances: Tolerances, *, alpha: float | None = None,
-                   permutations: int = 10_000) -> list[MetricDiff]:
+                   permutations: int = 10_000, all_statistics: bool = True
+                   ) -> list[MetricDiff]:
     """Each metric of ``record`` against the baseline entry of its test and stage.
 
     When the gold changed since the baseline entry, per-query metrics compare on
@@ -394,6 +400,11 @@ def compare_record(record: StageRecord, baseline: Baseline, specs: Mapping[str, 
     tolerance that is not significant at ``alpha`` is ``"within noise"``; a
     metric that cannot be tested (no per-query values on both sides, or fewer
     than two paired queries) is judged by its tolerance alone.
+
+    The paired statistics cost time in proportion to the queries; with
+    ``all_statistics=False`` they are computed only for the statuses of
+    :data:`SHOWN_STATISTICS` (the others get ``None``), which is what the
+    scorecard shows and what ``alpha`` decides on.
     """
     entry = baseline.entry(record.nodeid, record.stage)
     change = baseline.gold_change(record)
@@ -432,7 +443,8 @@ def compare_record(record: StageRecord, baseline: Baseline, specs: Mapping[str, 
         else:
             status = "unchanged"
         p_value = ci_low = ci_high = None
-        if before and after and old is not None and current is not None:
+        if (before and after and old is not None and current is not None
+                and (all_statistics or status in SHOWN_STATISTICS)):
             from .significance import paired_change  # numpy: only when comparing
 
             paired = paired_change(before, after, permutations=permutations,

@@ -198,7 +198,10 @@ class RagSession:
             if self.baseline is not None and self.options.compare:
                 diffs[record.stage] = compare_record(record, self.baseline, self.specs,
                                                      self.options.tolerances,
-                                                     alpha=self.options.significance)
+                                                     alpha=self.options.significance,
+                                                     # the JSON report shows every p-value
+                                                     all_statistics=self.options.report_json
+                                                     is not None)
                 block = self._regression_lines(record, diffs[record.stage])
                 titles.update(block[:1])
                 failures.extend(block)
