@@ -2,9 +2,11 @@
 
 The file is JSON with sorted keys (diff-friendly), keyed by test node id and
 stage, holding each metric's value, direction and tolerance and the per-query
-values.  It is only ever read with a JSON parser, written atomically (a
-temporary file in the same folder, fsync, rename), and never overwritten
-unless an update is asked for.
+values, one line per query (:mod:`pytest_rag.compare.baseline_layout`; files
+of version 1, one line per query per metric, are read too).  It is only ever
+read with a JSON parser, written atomically (a temporary file in the same
+folder, fsync, rename), never larger than its reader accepts, and never
+overwritten unless an update is asked for.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from ..dataset.bounded_read import UNREADABLE, read_text
 from ..dataset.json_text import big_integer_place, lone_surrogate_place
 from ..dataset.parser import MAX_FILE_BYTES
 from ..registry import Direction, MetricSpec
+from .baseline_layout import dumps_baseline, pack_entry, unpack_entry
 from .gold import GoldChange, gold_change, mean_over, reads_queries
 from .records import StageRecord
 from .thresholds import Allowance, Tolerances
@@ -29,7 +32,9 @@ __all__ = ["BASELINE_FORMAT", "BASELINE_VERSION", "Baseline", "BaselineError", "
            "compare_record"]
 
 BASELINE_FORMAT = "pytest-rag-baseline"
-BASELINE_VERSION = 1
+#: 2: per-query values one row per query (version 1, one line per query and metric,
+#: is read too, and rewritten as version 2 by the next update).
+BASELINE_VERSION = 2
 #: Queries named in a regression message.
 WORSE_QUERIES_SHOWN = 5
 #: The largest magnitude a baseline or report value may have.  Any two values
@@ -150,6 +155,9 @@ class Baseline:
     """``tests[nodeid][stage]`` = ``{"metrics": ..., "per_query": ..., "settings": ...}``."""
 
     tests: Mapping[str, Mapping[str, Mapping[str, Any]]] = field(default_factory=dict)
+    #: The version of the file it was read from (an older one differs from a copy
+    #: with the same entries, so that an update rewrites it in the current layout).
+    version: int = BASELINE_VERSION
 
     # -- reading --------------------------------------------------------------
     @classmethod
@@ -192,6 +200,12 @@ class Baseline:
         tests = data.get("tests")
         if not isinstance(tests, dict):
             raise bad("tests", "expected a JSON object")
+        if format_id == BASELINE_FORMAT and version >= 2:
+            tests = {nodeid: {stage: unpack_entry(entry, f"tests[{nodeid!r}][{stage!r}]", bad)
+                              if isinstance(entry, dict) else entry
+                              for stage, entry in stages.items()}
+                     if isinstance(stages, dict) else stages
+                     for nodeid, stages in tests.items()}
         for nodeid, stages in tests.items():
             if not isinstance(stages, dict):
                 raise bad(f"tests[{nodeid!r}]", "expected a JSON object")
@@ -215,7 +229,7 @@ class Baseline:
                         if not _number_or_null(value):
                             raise bad(f"{place}.per_query.{key}[{query!r}]",
                                       _not_representable(value))
-        return cls(tests)
+        return cls(tests, version)
 
     def entry(self, nodeid: str, stage: str) -> Mapping[str, Any] | None:
         return self.tests.get(nodeid, {}).get(stage)
@@ -296,14 +310,29 @@ class Baseline:
         return stored
 
     def to_json(self) -> dict[str, Any]:
-        return {"format": BASELINE_FORMAT, "version": BASELINE_VERSION, "tests": self.tests}
+        """The file's JSON (current version: per-query values as rows)."""
+        return {"format": BASELINE_FORMAT, "version": BASELINE_VERSION,
+                "tests": {nodeid: {stage: pack_entry(entry) for stage, entry in stages.items()}
+                          for nodeid, stages in self.tests.items()}}
 
     def save(self, path: Path) -> None:
         """Write atomically (:func:`pytest_rag.atomic.write_atomically`): a temporary file
-        beside ``path``, fsync, then rename; a symlink is written through."""
-        text = json.dumps(self.to_json(), indent=2, sort_keys=True, ensure_ascii=False,
-                          allow_nan=False) + "\n"
-        write_atomically(path, text.encode("utf-8"))
+        beside ``path``, fsync, then rename; a symlink is written through.
+
+        Raises
+        ------
+        BaselineError
+            When the file would be larger than the reader accepts
+            (:data:`~pytest_rag.dataset.parser.MAX_FILE_BYTES`); nothing is written.
+        """
+        data = dumps_baseline(self.to_json()).encode("utf-8")
+        if len(data) > MAX_FILE_BYTES:
+            raise BaselineError(
+                f"baseline file {str(path)!r} not written: it would be {len(data):,} bytes, "
+                f"more than the {MAX_FILE_BYTES:,} bytes ({MAX_FILE_BYTES / 2**20:g} MiB) a "
+                "baseline may have to be read back; the old file is kept (split the gold set "
+                "over several tests to record fewer queries per file entry)")
+        write_atomically(path, data)
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 import pytest
+from pytest_rag.compare.baseline import Baseline
 from ragproject import BASELINE, write_ini
 
 TEST = """
@@ -120,7 +121,7 @@ def test_metrics_without_per_query_values_are_not_compared(recorded: pytest.Pyte
 
 
 def test_the_baseline_and_the_report_record_the_fingerprints(recorded: pytest.Pytester) -> None:
-    entry = json.loads((recorded.path / BASELINE).read_text())["tests"][
+    entry = Baseline.load(recorded.path / BASELINE).tests[
         "test_pipeline.py::test_pipeline"]["retrieval"]
     assert sorted(entry["gold"]["queries"]) == [f"q{i:02d}" for i in range(40)]
     recorded.makefile(".json", gold=gold(edit="q07"))
