@@ -24,9 +24,11 @@ file keeps the layout of :func:`json.dumps` with ``indent=2, sort_keys=True``.
 from __future__ import annotations
 
 import json
+import math
 import re
 import secrets
 from collections.abc import Callable, Mapping
+from json.encoder import encode_basestring
 from typing import Any
 
 __all__ = ["GOLD_COLUMN", "dumps_baseline", "pack_entry", "unpack_entry"]
@@ -52,8 +54,11 @@ def pack_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
     queries: set[str] = set(gold or ())
     for values in per_query.values():
         queries.update(values)
+    order = sorted(queries)
     sources = ([gold] if gold is not None else []) + [per_query[key] for key in keys]
-    rows = {query: [source.get(query) for source in sources] for query in queries}
+    columns_of_values = [list(map(source.get, order)) for source in sources]
+    rows = dict(zip(order, map(list, zip(*columns_of_values)))) if sources else {
+        query: [] for query in order}
     packed = {name: value for name, value in entry.items() if name != "per_query"}
     if gold is not None:
         rest = {name: value for name, value in entry["gold"].items() if name != "queries"}
@@ -102,6 +107,20 @@ def unpack_entry(entry: Mapping[str, Any], place: str, bad: Bad) -> dict[str, An
     return unpacked
 
 
+def _value_text(value: Any) -> str:
+    """``json.dumps(value, ensure_ascii=False, allow_nan=False)`` of one row value,
+    without its per-call set-up (a row is a digest, numbers and nulls)."""
+    if value is None:
+        return "null"
+    if isinstance(value, float) and not isinstance(value, bool):
+        if not math.isfinite(value):
+            raise ValueError(f"Out of range float values are not JSON compliant: {value!r}")
+        return float.__repr__(value)
+    if isinstance(value, str):
+        return encode_basestring(value)
+    return json.dumps(value, ensure_ascii=False, allow_nan=False)
+
+
 def dumps_baseline(data: Mapping[str, Any]) -> str:
     """The text of a baseline file: sorted keys, two-space indents, one line per row.
 
@@ -114,8 +133,7 @@ def dumps_baseline(data: Mapping[str, Any]) -> str:
         marked = {}
         for query, row in rows.items():
             marked[query] = f"{marker}{len(texts)}"
-            texts.append(json.dumps(row, ensure_ascii=False, allow_nan=False,
-                                    separators=(",", ":")))
+            texts.append("[" + ",".join(map(_value_text, row)) + "]")
         return marked
 
     tests = {nodeid: {stage: {**entry, "per_query": {
