@@ -24,7 +24,6 @@ file keeps the layout of :func:`json.dumps` with ``indent=2, sort_keys=True``.
 from __future__ import annotations
 
 import json
-import math
 import re
 import secrets
 from collections.abc import Callable, Mapping
@@ -45,29 +44,35 @@ def _gold_queries(entry: Mapping[str, Any]) -> Mapping[str, Any] | None:
     return queries if isinstance(queries, Mapping) else None
 
 
-def pack_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
-    """The file form of an in-memory entry: per-query values and gold digests as rows."""
+def _split(entry: Mapping[str, Any]
+           ) -> tuple[dict[str, Any], list[str], list[str], list[Mapping[str, Any]]]:
+    """An entry without its per-query values and gold digests, and those as the
+    row layout's column names, sorted query ids and one mapping per column."""
     per_query: Mapping[str, Mapping[str, Any]] = entry.get("per_query", {})
     gold = _gold_queries(entry)
     keys = sorted(per_query)
-    columns = ([GOLD_COLUMN] if gold is not None else []) + keys
-    queries: set[str] = set(gold or ())
-    for values in per_query.values():
-        queries.update(values)
-    order = sorted(queries)
+    names = ([GOLD_COLUMN] if gold is not None else []) + keys
     sources = ([gold] if gold is not None else []) + [per_query[key] for key in keys]
-    columns_of_values = [list(map(source.get, order)) for source in sources]
-    rows = dict(zip(order, map(list, zip(*columns_of_values)))) if sources else {
-        query: [] for query in order}
-    packed = {name: value for name, value in entry.items() if name != "per_query"}
+    queries: set[str] = set()
+    for source in sources:
+        queries.update(source)
+    rest = {name: value for name, value in entry.items() if name != "per_query"}
     if gold is not None:
-        rest = {name: value for name, value in entry["gold"].items() if name != "queries"}
-        if rest:
-            packed["gold"] = rest
+        others = {name: value for name, value in entry["gold"].items() if name != "queries"}
+        if others:
+            rest["gold"] = others
         else:
-            del packed["gold"]
-    packed["per_query"] = {"columns": columns, "rows": rows}
-    return packed
+            del rest["gold"]
+    return rest, names, sorted(queries), sources
+
+
+def pack_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """The file form of an in-memory entry: per-query values and gold digests as rows."""
+    rest, names, order, sources = _split(entry)
+    columns = [list(map(source.get, order)) for source in sources]
+    rows = (dict(zip(order, map(list, zip(*columns)))) if columns
+            else {query: [] for query in order})
+    return {**rest, "per_query": {"columns": names, "rows": rows}}
 
 
 def unpack_entry(entry: Mapping[str, Any], place: str, bad: Bad) -> dict[str, Any]:
@@ -108,38 +113,64 @@ def unpack_entry(entry: Mapping[str, Any], place: str, bad: Bad) -> dict[str, An
 
 
 def _value_text(value: Any) -> str:
-    """``json.dumps(value, ensure_ascii=False, allow_nan=False)`` of one row value,
-    without its per-call set-up (a row is a digest, numbers and nulls)."""
+    """``json.dumps(value, ensure_ascii=False, allow_nan=False)`` of one row value."""
     if value is None:
         return "null"
-    if isinstance(value, float) and not isinstance(value, bool):
-        if not math.isfinite(value):
-            raise ValueError(f"Out of range float values are not JSON compliant: {value!r}")
-        return float.__repr__(value)
     if isinstance(value, str):
         return encode_basestring(value)
     return json.dumps(value, ensure_ascii=False, allow_nan=False)
 
 
+def _column_texts(values: list[Any]) -> list[str]:
+    """The JSON text of each value of a column (what :func:`_value_text` gives), floats
+    and nulls without a call each."""
+    try:
+        texts = ["null" if value is None else float.__repr__(value) for value in values]
+    except TypeError:  # a string (the gold column) or an integer
+        return list(map(_value_text, values))
+    if not _NOT_JSON.isdisjoint(texts):
+        raise ValueError("Out of range float values are not JSON compliant")
+    return texts
+
+
+_NOT_JSON = frozenset({"nan", "inf", "-inf"})
+
+
+def _rows_text(order: list[str], sources: list[Mapping[str, Any]], indent: str) -> str:
+    """The ``rows`` object: one line per query, at ``indent`` + 2 spaces."""
+    if not order:
+        return "{}"
+    columns = [_column_texts(list(map(source.get, order))) for source in sources]
+    cells = zip(*columns) if columns else ([] for _ in order)
+    lines = [f"{indent}  {encode_basestring(query)}: [{','.join(row)}]"
+             for query, row in zip(order, cells)]
+    return "{\n" + ",\n".join(lines) + f"\n{indent}}}"
+
+
 def dumps_baseline(data: Mapping[str, Any]) -> str:
     """The text of a baseline file: sorted keys, two-space indents, one line per row.
 
-    ``data`` is the file form (entries packed with :func:`pack_entry`).
+    ``data`` is ``{"format": ..., "version": ..., "tests": ...}`` with the entries in
+    their in-memory form; the text is that of :func:`json.dumps` with
+    ``indent=2, sort_keys=True`` of the file form (:func:`pack_entry`), except
+    that each row of ``per_query.rows`` is on one line, without spaces.
     """
     marker = "\x00" + secrets.token_hex(8) + ":"
-    texts: list[str] = []
+    blocks: list[tuple[list[str], list[Mapping[str, Any]]]] = []
 
-    def rows_marked(rows: Mapping[str, list[Any]]) -> dict[str, str]:
-        marked = {}
-        for query, row in rows.items():
-            marked[query] = f"{marker}{len(texts)}"
-            texts.append("[" + ",".join(map(_value_text, row)) + "]")
-        return marked
+    def skeleton(entry: Mapping[str, Any]) -> dict[str, Any]:
+        rest, names, order, sources = _split(entry)
+        blocks.append((order, sources))
+        return {**rest, "per_query": {"columns": names, "rows": f"{marker}{len(blocks) - 1}"}}
 
-    tests = {nodeid: {stage: {**entry, "per_query": {
-        **entry["per_query"], "rows": rows_marked(entry["per_query"]["rows"])}}
-        for stage, entry in stages.items()} for nodeid, stages in data["tests"].items()}
+    tests = {nodeid: {stage: skeleton(entry) for stage, entry in stages.items()}
+             for nodeid, stages in data["tests"].items()}
     text = json.dumps({**data, "tests": tests}, indent=2, sort_keys=True, ensure_ascii=False,
                       allow_nan=False)
     escaped = re.escape(json.dumps(marker)[1:-1])
-    return re.sub(f'"{escaped}([0-9]+)"', lambda match: texts[int(match[1])], text) + "\n"
+
+    def rows(match: re.Match[str]) -> str:
+        order, sources = blocks[int(match[3])]
+        return f"{match[1]}{match[2]}{_rows_text(order, sources, match[1])}"
+
+    return re.sub(f'^( *)("rows": )"{escaped}([0-9]+)"', rows, text, flags=re.MULTILINE) + "\n"
