@@ -14,12 +14,7 @@ from pathlib import Path
 
 from ..registry import REGISTRY, MetricSpec
 from .baseline import (
-    BASELINE_FORMAT,
-    Baseline,
-    BaselineError,
-    MetricDiff,
-    compare_record,
-    read_json_file,
+    BASELINE_FORMAT, Baseline, BaselineError, MetricDiff, compare_record, read_json_file,
 )
 from .records import REPORT_FORMAT, REPORT_VERSION, StageRecord
 from .thresholds import Tolerances
