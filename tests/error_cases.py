@@ -264,10 +264,10 @@ BASELINE_CASES = (
                  "got 'something-else'",
                  "{where}: format: expected 'pytest-rag-baseline', got 'something-else'",
                  cli_kind="baseline or report file"),
-    BaselineCase("newer-version", '{"format": "pytest-rag-baseline", "version": 2, "tests": {}}',
-                 "{where}: version: version 2 is newer than this pytest-rag reads (1); "
+    BaselineCase("newer-version", '{"format": "pytest-rag-baseline", "version": 3, "tests": {}}',
+                 "{where}: version: version 3 is newer than this pytest-rag reads (2); "
                  "upgrade pytest-rag",
-                 "{where}: version: version 2 is newer than this pytest-rag reads (1); "
+                 "{where}: version: version 3 is newer than this pytest-rag reads (2); "
                  "upgrade pytest-rag"),
     BaselineCase("per-query-value-not-a-number",
                  GOOD_BASELINE.replace('}}}}', '}, "per_query": {"recall_at_k": {"q1": "x"}}}}}'),

@@ -199,7 +199,10 @@ class RagSession:
             if self.baseline is not None and self.options.compare:
                 diffs[record.stage] = compare_record(record, self.baseline, self.specs,
                                                      self.options.tolerances,
-                                                     alpha=self.options.significance)
+                                                     alpha=self.options.significance,
+                                                     # the JSON report shows every p-value
+                                                     all_statistics=self.options.report_json
+                                                     is not None)
                 block = self._regression_lines(record, diffs[record.stage])
                 titles.update(block[:1])
                 failures.extend(block)
@@ -546,6 +549,10 @@ class RagSession:
             updated.save(options.baseline_path)
         except OSError as error:
             self._not_written(session, error)
+            return
+        except BaselineError as error:  # larger than its reader accepts: the old file stays
+            self.notes.append(str(error))
+            session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
             return
         stages = len(records) if options.update else 0
         self.notes.append(f"baseline written to {options.baseline_path} "

@@ -40,6 +40,7 @@ WORKLOADS = {
     "plugin": "bench_plugin",
     "sweep": "bench_sweep",
     "cli": "bench_cli",
+    "gate": "bench_gate",
 }
 
 

@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 import pytest
+from pytest_rag.compare.baseline import Baseline
 from ragproject import BASELINE, write_ini
 
 TEST = """
@@ -146,7 +147,7 @@ def test_metrics_without_per_query_values_are_not_compared(recorded: pytest.Pyte
 
 
 def test_the_baseline_and_the_report_record_the_fingerprints(recorded: pytest.Pytester) -> None:
-    entry = json.loads((recorded.path / BASELINE).read_text())["tests"][
+    entry = Baseline.load(recorded.path / BASELINE).tests[
         "test_pipeline.py::test_pipeline"]["retrieval"]
     assert sorted(entry["gold"]["queries"]) == [f"q{i:02d}" for i in range(40)]
     recorded.makefile(".json", gold=gold(edit="q07"))
@@ -175,9 +176,19 @@ def test_an_entry_of_whole_gold_fingerprints_still_compares_every_query(
 
     if workers is not None:
         pytest.importorskip("xdist")
+    from pytest_rag.compare.baseline_layout import unpack_entry
+
+    def refuse(place: str, problem: str) -> Exception:
+        raise AssertionError(f"{place}: {problem}")
+
     path = recorded.path / BASELINE
     data = json.loads(path.read_text(encoding="utf-8"))
     gold_file = load_dataset(recorded.path / "gold.json")
+    # Such entries are in files of version 1: one line per query and metric.
+    data["version"] = 1
+    for stages in data["tests"].values():
+        for stage, packed in stages.items():
+            stages[stage] = unpack_entry(packed, stage, refuse)
     entry = data["tests"]["test_pipeline.py::test_pipeline"]["retrieval"]
     entry["gold"]["queries"] = {query.id: query.fingerprint for query in gold_file.queries}
     path.write_text(json.dumps(data, indent=2, sort_keys=True), encoding="utf-8")
