@@ -6,9 +6,10 @@ inline CSS and inline SVG (:mod:`pytest_rag.reports.svg`).  It is a pure functio
 the same scorecard always gives the same bytes (no time stamps, no random
 ids, stable order), so runs with and without pytest-xdist give the same file.
 
-Sections, each with a stable ``id``: ``summary``, ``metrics`` (a bar per
+Sections, each with a stable ``id``: ``summary``, ``sweeps`` (first: the comparison a
+reader came for), ``metrics`` (a bar per
 metric with its baseline and thresholds), ``distributions`` (per-query
-histograms of the metrics that got worse), ``chunk-sizes``, ``sweeps`` and
+histograms of the metrics that got worse), ``chunk-sizes`` and
 ``drill-down`` (per query: the question, the ranked ids with the relevant
 ones marked, the answer against the references and the per-query values).
 Collapsing uses ``<details>``; the print stylesheet expands everything.
@@ -26,8 +27,10 @@ from the element itself or else from its closest ancestor that has it:
   ``tests[test][stage]["metrics"][key][field]``; ``ci_low`` / ``ci_high``:
   ``...["ci95"][0]`` / ``[1]``;
 * ``per_query``: ``tests[test][stage]["per_query"][key][query]``;
-* ``sweep``: ``sweeps[test][stage]["metrics"][key]["values"][variant]``;
-  ``equal_in_every_variant``: ``sweeps[test][stage]["equal_in_every_variant"]``;
+* ``sweep``: ``sweeps[test]["stages"][stage]["metrics"][key]["values"][variant]``;
+  ``sweep-cost``: ``sweeps[test]["costs"][key][variant]``; ``sweep-objective``:
+  ``sweeps[test]["verdict"]["variants"][variant]["objective"]``;
+  ``equal_in_every_variant``: ``sweeps[test]["equal_in_every_variant"]``;
 * ``summary``: ``summary[key]``; ``outcomes``: how many tests have the
   outcome ``key``.
 
@@ -58,10 +61,10 @@ __all__ = ["SECTIONS", "render_html"]
 #: The page's sections: ``(id, title)``, in page order.
 SECTIONS: tuple[tuple[str, str], ...] = (
     ("summary", "Summary"),
+    ("sweeps", "Sweeps"),
     ("metrics", "Metrics"),
     ("distributions", "Distributions"),
     ("chunk-sizes", "Chunk sizes"),
-    ("sweeps", "Sweeps"),
     ("drill-down", "Drill-down"),
 )
 #: Statuses in the order the summary lists them.
@@ -125,6 +128,8 @@ figcaption{font-size:13px;margin-bottom:4px}
 .grid{display:flex;flex-wrap:wrap;gap:8px 28px}
 .best{font-weight:700;color:var(--good)}
 table.sweep th{white-space:nowrap}
+tr.recommended th,tr.recommended td{background:var(--goodbg)}
+ul.verdict{margin:4px 0 8px;padding-left:20px}
 details.query{margin:4px 0}
 details.query>summary{background:#fff;font-size:13px}
 details.query.worse>summary{border-left:4px solid var(--bad)}
@@ -574,43 +579,92 @@ def _chunk_sizes(scorecard: Scorecard, details: Mapping[tuple[str, str], Mapping
 
 
 def _sweep(sweep: Sweep) -> str:
-    head = [f'<h3><code>{_e(sweep.test)}</code> {_e(sweep.stage)}: {len(sweep.variants)} '
-            "variants</h3>"]
-    if not sweep.metrics:
+    from .sweep_views import sweep_columns, verdict_lines
+
+    head = [f'<h3><code>{_e(sweep.test)}</code>: {len(sweep.variants)} variants</h3>']
+    columns = sweep_columns(sweep)
+    if not columns:
         return "".join(head) + '<p class="none">Every metric is equal in every variant.</p>'
-    cells = ["<th>variant</th>"] + [f'<th class="num"><code>{_e(m)}</code></th>'
-                                    for m in sweep.metrics]
+    groups, previous = ["<th></th>"], ""
+    for column in columns:
+        groups.append(f"<th>{_e(column.group if column.group != previous else '')}</th>")
+        previous = column.group
+    cells = ["<th>variant</th>"] + [
+        f'<th class="{"num" if c.numeric else ""}"><code>{_e(c.header)}</code></th>'
+        for c in columns]
     body = []
-    for i, (variant, values) in enumerate(zip(sweep.variants, sweep.values)):
+    for i, variant in enumerate(sweep.variants):
         row = [f"<th><code>{_e(variant)}</code></th>"]
-        for j, value in enumerate(values):
-            best = i in sweep.best[j]
-            text = format_number(value) + (" ★" if best else "")
-            row.append(_number("td", value, text=text, css="num best" if best else "num",
-                               data_key=sweep.metrics[j]))
-        body.append(f"<tr{_attrs(data_variant=variant)}>{''.join(row)}</tr>")
+        for column in columns:
+            cell = column.cells[i]
+            if column.group == "knobs" or not column.key:
+                row.append(f'<td class="{"num" if column.numeric else ""}">{_e(cell.text)}</td>')
+                continue
+            field, stage, key = (
+                ("sweep-objective", None, column.key) if column.group == "objective" else
+                ("sweep-cost", None, column.key) if column.group == "cost" else
+                ("sweep", column.group, column.key.partition(".")[2]))
+            text = cell.text.rstrip("*") + (" ★" if cell.best else "")
+            row.append(_number("td", cell.value, text=text,
+                               css="num best" if cell.best else "num", data_field=field,
+                               data_test=sweep.test, data_stage=stage, data_key=key,
+                               data_variant=variant))
+        verdict = sweep.verdict
+        css = "recommended" if verdict is not None and verdict.recommended == i else None
+        body.append(f"<tr{_attrs(class_=css, data_variant=variant)}>{''.join(row)}</tr>")
+    notes = "".join(f"<li>{_e(line)}</li>" for line in verdict_lines(sweep))
     same = ""
     if sweep.same:
-        count = _number("span", sweep.same, text=str(sweep.same),
+        count = _number("span", sweep.same, text=str(sweep.same), data_test=sweep.test,
                         data_field="equal_in_every_variant")
         same = (f'<p class="note">{count} more metric{"s" if sweep.same != 1 else ""} equal in '
                 "every variant.</p>")
-    where = _attrs(data_test=sweep.test, data_stage=sweep.stage, data_field="sweep")
-    return ("".join(head) + f'<div class="scroll"{where}>'
-            f'<table class="sweep"><thead><tr>{"".join(cells)}</tr></thead><tbody>'
+    return ("".join(head) + f'<ul class="verdict">{notes}</ul>{_sweep_chart(sweep)}'
+            f'<div class="scroll"{_attrs(data_test=sweep.test)}><table class="sweep"><thead>'
+            f'<tr>{"".join(groups)}</tr><tr>{"".join(cells)}</tr></thead><tbody>'
             f'{"".join(body)}</tbody></table>{same}</div>')
+
+
+def _sweep_chart(sweep: Sweep) -> str:
+    """The objective against each cost of the rule: a scatter with the frontier."""
+    from .svg import Point, scatter
+
+    verdict = sweep.verdict
+    if verdict is None or not verdict.cost:
+        return ""
+    costs = dict(sweep.costs)
+    charts = []
+    for name in verdict.cost:
+        values = costs.get(name)
+        if values is None:
+            continue
+        points = [Point(cost, standing.mean, variant, standing.frontier,
+                        verdict.recommended == i)
+                  for i, (variant, standing, cost) in enumerate(
+                      zip(sweep.variants, verdict.standings, values))
+                  if standing.mean is not None and cost is not None]
+        if not points:
+            continue
+        chart = scatter(points, title=f"{verdict.objective} against {name}", x_label=name,
+                        y_label=verdict.objective)
+        charts.append(f"<figure><figcaption><code>{_e(verdict.objective)}</code> against "
+                      f"<code>{_e(name)}</code>: the frontier joined, the recommendation in "
+                      f"green</figcaption>{chart}</figure>")
+    return f'<div class="grid">{"".join(charts)}</div>' if charts else ""
 
 
 def _sweeps(scorecard: Scorecard) -> list[str]:
     out = ['<section id="sweeps"><h2>Sweeps</h2>']
     sweeps = scorecard.sweeps()
     if not sweeps:
-        out.append('<p class="none">No sweep: no parametrized test recorded the same stage in '
+        out.append('<p class="none">No sweep: no parametrized test recorded a stage in '
                    "two or more variants.</p></section>")
         return out
-    out.append('<p class="note">Parametrized variants of one test side by side; ★ marks the '
-               "best value of each column (by the metric's direction; informational metrics "
-               "have none).</p>")
+    out.append('<p class="note">Parametrized variants of one test side by side, one row per '
+               "variant: its knobs, its objective against the best (paired difference and "
+               "95% interval; tied when it holds 0), whether it is on the quality-against-cost "
+               "frontier, its costs and the metrics that differ. ★ marks the best value of a "
+               "comparable metric; ~ a metric that does not compare across the variants.</p>")
     out.extend(_sweep(sweep) for sweep in sweeps)
     out.append("</section>")
     return out
@@ -788,10 +842,10 @@ def render_html(scorecard: Scorecard,
              f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>",
              f"<header><h1>{_e(title)}</h1><nav>{nav}</nav></header><main>"]
     parts.extend(_summary(scorecard, ids))
+    parts.extend(_sweeps(scorecard))
     parts.extend(_metrics(scorecard, registry, ids))
     parts.extend(_distributions(scorecard, registry, baseline))
     parts.extend(_chunk_sizes(scorecard, found))
-    parts.extend(_sweeps(scorecard))
     parts.extend(_drill_down(scorecard, found, ids))
     parts.append("</main></body></html>")
     return "\n".join(parts) + "\n"
