@@ -13,6 +13,9 @@ values) and their costs; :mod:`pytest_rag.compare.sweeps` feeds them.
 * **Recommendation**: among the variants on the frontier that are tied with the
   best, the one with the lowest cost (costs compared in the rule's order), then
   the best objective, then the first listed.
+* **Eligible**: a variant whose test failed, or that misses a requirement of the
+  rule, is shown but takes no part: it is never the best, tied, on the frontier,
+  recommended, nor a variant that beats the shipped one.
 * **Gate**: the shipped variant fails when another one is better on the
   objective beyond noise (interval above 0) and costs no more on every cost.
 """
@@ -40,7 +43,8 @@ class Standing:
     tied nor on the frontier); ``delta``, ``ci_low``, ``ci_high``: the mean
     paired difference to the best variant (this minus best) and its 95%
     interval (``None`` without two shared per-query values); ``tied``: within
-    noise of the best (the best is tied with itself); ``frontier``: not dominated.
+    noise of the best (the best is tied with itself); ``frontier``: not dominated;
+    ``eligible``: takes part in the decision (see the module's rules).
     """
 
     mean: float | None
@@ -49,11 +53,13 @@ class Standing:
     ci_high: float | None
     tied: bool
     frontier: bool
+    eligible: bool = True
 
     def to_json(self) -> dict[str, object]:
         return {"objective": self.mean, "delta_to_best": self.delta,
                 "ci95": None if self.ci_low is None else [self.ci_low, self.ci_high],
-                "tied_with_best": self.tied, "frontier": self.frontier}
+                "tied_with_best": self.tied, "frontier": self.frontier,
+                "eligible": self.eligible}
 
 
 @dataclass(frozen=True)
@@ -122,18 +128,19 @@ def _beats(change_low: float | None, change_high: float | None, direction: str) 
 def decide(variants: Sequence[str], objective: str, direction: str,
            means: Sequence[float | None], per_query: Sequence[Mapping[str, float | None]],
            cost_names: Sequence[str], costs: Sequence[Costs],
-           shipped: str | None = None) -> Verdict:
+           shipped: str | None = None, eligible: Sequence[bool] | None = None) -> Verdict:
     """Rank the variants on ``objective`` and recommend one (see the module's rules).
 
     ``means[i]`` and ``per_query[i]`` are variant ``i``'s objective value and its
     per-query values (empty for a pooled metric); ``costs[i]`` its costs, in the
     order of ``cost_names``.  ``shipped``: the variant the project ships, checked
-    by the gate.
+    by the gate.  ``eligible[i]``: variant ``i`` takes part (default: all).
     """
     count = len(variants)
-    points = [None if m is None else (_oriented(m, direction), tuple(c)) for m, c in
-              zip(means, costs)]
-    measured = [i for i in range(count) if points[i] is not None]
+    allowed = list(eligible) if eligible is not None else [True] * count
+    points = [None if m is None or not ok else (_oriented(m, direction), tuple(c))
+              for m, c, ok in zip(means, costs, allowed)]
+    measured = [i for i in range(count) if points[i] is not None]  # and eligible
     on_front = frontier(points)
     best = (min(measured, key=lambda i: (-_oriented(means[i] or 0.0, direction),
                                          _cost_key(costs[i]), i)) if measured else None)
@@ -141,7 +148,7 @@ def decide(variants: Sequence[str], objective: str, direction: str,
     for i in range(count):
         mean = means[i]
         if mean is None or best is None:
-            standings.append(Standing(mean, None, None, None, False, False))
+            standings.append(Standing(mean, None, None, None, False, False, allowed[i]))
             continue
         best_mean = means[best]
         assert best_mean is not None
@@ -154,8 +161,8 @@ def decide(variants: Sequence[str], objective: str, direction: str,
             tied = delta == 0
         else:
             tied = change.ci_low <= 0 <= change.ci_high
-        standings.append(Standing(mean, delta, change.ci_low, change.ci_high, tied,
-                                  on_front[i]))
+        standings.append(Standing(mean, delta, change.ci_low, change.ci_high,
+                                  tied and allowed[i], on_front[i], allowed[i]))
     candidates = [i for i in measured if standings[i].tied and standings[i].frontier]
     recommended = (min(candidates, key=lambda i: (_cost_key(costs[i]),
                                                   -_oriented(means[i] or 0.0, direction), i))
@@ -165,7 +172,8 @@ def decide(variants: Sequence[str], objective: str, direction: str,
                                            best, recommended, len(candidates)))
     if shipped is None:
         return verdict
-    return _gate(verdict, variants, shipped, means, per_query, costs)
+    return _gate(verdict, variants, shipped, [m if ok else None for m, ok in zip(means, allowed)],
+                 per_query, costs, means)
 
 
 def _reason(variants: Sequence[str], objective: str, cost_names: Sequence[str],
@@ -190,12 +198,17 @@ def _reason(variants: Sequence[str], objective: str, cost_names: Sequence[str],
 
 
 def _cost_text(value: float | None) -> str:
-    return "-" if value is None else number_text(value)
+    """A cost: a count (chunks, tokens in the index) as a whole number, else a value."""
+    if value is None:
+        return "-"
+    return f"{value:.0f}" if float(value).is_integer() else number_text(value)
 
 
 def _gate(verdict: Verdict, variants: Sequence[str], shipped: str,
           means: Sequence[float | None], per_query: Sequence[Mapping[str, float | None]],
-          costs: Sequence[Costs]) -> Verdict:
+          costs: Sequence[Costs], measured: Sequence[float | None]) -> Verdict:
+    """``means``: of the eligible variants (``None`` for the others), which may beat the
+    shipped one; ``measured``: of every variant."""
     import dataclasses
 
     if shipped not in variants:
@@ -203,7 +216,7 @@ def _gate(verdict: Verdict, variants: Sequence[str], shipped: str,
             f"shipped variant {shipped!r} is not one of this sweep's variants: "
             + ", ".join(variants)))
     s = variants.index(shipped)
-    mine = means[s]
+    mine = measured[s]
     if mine is None:
         return dataclasses.replace(verdict, shipped=s, gate=(
             f"shipped variant {shipped!r} did not measure {verdict.objective}"))

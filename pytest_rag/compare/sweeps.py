@@ -62,16 +62,20 @@ class SweepRule:
     :data:`DEFAULT_OBJECTIVES`.  ``cost``: cost names (:data:`COSTS` or a cost
     metric's ``"stage.key"``), compared in order; ``None``: :data:`DEFAULT_COSTS`.
     ``shipped``: the variant id the project ships; the run fails when another
-    variant beats it beyond noise at no higher cost.
+    variant beats it beyond noise at no higher cost.  ``require``: thresholds
+    (``"chunking.size_compliance >= 0.9"``) a variant must meet to be chosen or
+    to beat the shipped one; a variant whose test failed never is.
     """
 
     objective: str | None = None
     cost: tuple[str, ...] | None = None
     shipped: str | None = None
+    require: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {"objective": self.objective,
-                "cost": None if self.cost is None else list(self.cost), "shipped": self.shipped}
+                "cost": None if self.cost is None else list(self.cost), "shipped": self.shipped,
+                "require": list(self.require)}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any] | None) -> SweepRule:
@@ -79,11 +83,24 @@ class SweepRule:
             return cls()
         cost = data.get("cost")
         return cls(data.get("objective"), None if cost is None else tuple(cost),
-                   data.get("shipped"))
+                   data.get("shipped"), tuple(data.get("require", ())))
+
+    def missed(self, values: Mapping[str, float | None],
+               specs: Mapping[str, MetricSpec]) -> list[str]:
+        """The requirements that ``values`` (``"stage.key"`` to value) miss."""
+        from .thresholds import parse_threshold
+
+        out = []
+        for text in self.require:
+            threshold = parse_threshold(text, "rag_sweep", specs)
+            if not threshold.holds(values.get(threshold.name)):
+                out.append(text)
+        return out
 
     @classmethod
     def checked(cls, specs: Mapping[str, MetricSpec], objective: object = None,
-                cost: object = None, shipped: object = None) -> SweepRule:
+                cost: object = None, shipped: object = None,
+                require: object = ()) -> SweepRule:
         """A rule from the marker's arguments; :class:`ValueError` names what is wrong."""
         if objective is not None:
             if not isinstance(objective, str) or objective not in specs:
@@ -103,7 +120,19 @@ class SweepRule:
                                      f"known: {', '.join(known)}")
         if shipped is not None and not isinstance(shipped, str):
             raise ValueError(f"rag_sweep(shipped={shipped!r}): give the variant's id, a string")
-        return cls(objective, names, shipped)
+        required = (require,) if isinstance(require, str) else require
+        if not isinstance(required, (list, tuple)) or not all(
+                isinstance(text, str) for text in required):
+            raise ValueError(f"rag_sweep(require={require!r}): give thresholds like "
+                             "'chunking.size_compliance >= 0.9'")
+        from .thresholds import parse_threshold
+
+        for text in required:
+            try:
+                parse_threshold(text, "rag_sweep", specs)
+            except ValueError as error:
+                raise ValueError(f"rag_sweep(require=...): {error}") from None
+        return cls(objective, names, shipped, tuple(required))
 
 
 @dataclass(frozen=True)
@@ -243,8 +272,10 @@ def _sweep(base: str, members: Sequence[tuple[str, Any]], directions: Mapping[st
     tables: list[dict[str, float | None]] = [{} for _ in names]
     queries: list[dict[str, Mapping[str, float | None]]] = [{} for _ in names]
     derived: set[str] = set()
+    failed = [False] * len(names)
     for variant, entry in members:
         i = slot[variant]
+        failed[i] = failed[i] or getattr(entry, "outcome", "passed") == "failed"
         for row in entry.rows:
             tables[i][f"{entry.stage}.{row.key}"] = row.value
         for key, values in getattr(entry, "per_query", {}).items():
@@ -285,8 +316,10 @@ def _sweep(base: str, members: Sequence[tuple[str, Any]], directions: Mapping[st
             name for name in DEFAULT_COSTS if name in by_name)
         matrix = [tuple(by_name.get(name, (None,) * len(names))[i] for name in chosen)
                   for i in range(len(names))]
+        eligible = [not failed[i] and not rule.missed(tables[i], specs)
+                    for i in range(len(names))]
         verdict = decide(names, objective.name, objective.direction, objective.values,
-                         objective.per_query, chosen, matrix, rule.shipped)
+                         objective.per_query, chosen, matrix, rule.shipped, eligible)
     return Sweep(base, names, knobs, tuple(varying), costs, len(keys) - len(varying),
                  starred, rule, verdict)
 

@@ -59,11 +59,11 @@ def variant_payload(item: pytest.Item, reports: Mapping[str, Report],
     error = None
     marker = item.get_closest_marker("rag_sweep")
     if marker is not None and marker.kwargs:
-        unknown = sorted(set(marker.kwargs) - {"objective", "cost", "shipped"})
+        unknown = sorted(set(marker.kwargs) - {"objective", "cost", "shipped", "require"})
         try:
             if unknown:
-                raise ValueError(f"rag_sweep takes objective=, cost= and shipped=, not "
-                                 f"{', '.join(unknown)}")
+                raise ValueError(f"rag_sweep takes objective=, cost=, shipped= and require=, "
+                                 f"not {', '.join(unknown)}")
             rule = SweepRule.checked(specs, **marker.kwargs)
         except ValueError as problem:
             error = f"pytest-rag: @pytest.mark.{problem}"

@@ -94,7 +94,8 @@ def sweep_columns(sweep: Sweep) -> list[SweepTableColumn]:
                       s.delta) for s in standings)))
         columns.append(SweepTableColumn("objective", "noise", tuple(
             SweepCell("best" if i == verdict.best else "tied" if s.tied else
-                      "-" if s.mean is None else "worse") for i, s in enumerate(standings)),
+                      "-" if s.mean is None else "worse" if s.eligible else "excluded")
+            for i, s in enumerate(standings)),
             numeric=False))
         columns.append(SweepTableColumn("objective", "frontier", tuple(
             SweepCell("yes" if s.frontier else "-") for s in standings), numeric=False))
@@ -122,7 +123,13 @@ def verdict_lines(sweep: Sweep) -> list[str]:
             return ["not a rag_sweep: no best and no recommendation (mark the test "
                     "@pytest.mark.rag_sweep when its variants sweep one knob on the same data)"]
         return ["no recommendation: no comparable metric with a direction was measured"]
-    out = [f"rule: {verdict.rule}"]
+    rule = verdict.rule
+    if sweep.rule.require:
+        rule += "; a variant must pass its test and meet " + ", ".join(sweep.rule.require)
+    out = [f"rule: {rule}"]
+    excluded = [v for v, s in zip(sweep.variants, verdict.standings) if not s.eligible]
+    if excluded:
+        out.append("excluded (test failed or a requirement missed): " + ", ".join(excluded))
     if verdict.recommended is None:
         out.append(f"no recommendation: {verdict.reason}")
     else:

@@ -244,3 +244,26 @@ def test_adding_a_dominated_variant_changes_no_recommendation(variants, data,
     after = decide(names2, "o.k", direction, means2, per_query2, ("a", "b"), cost2)
     assert after.recommended == before.recommended
     assert after.reason == before.reason
+
+
+def test_a_variant_that_fails_its_test_or_a_requirement_is_shown_not_chosen() -> None:
+    rule = SweepRule(require=("chunking.size_compliance >= 0.9",))
+    records, variants = [], {}
+    for name, sufficient, compliance, outcome in (("a", 1.0, 0.5, "passed"),
+                                                  ("b", 0.5, 1.0, "passed"),
+                                                  ("c", 1.0, 1.0, "failed")):
+        nodeid = f"t.py::test[{name}]"
+        records += [StageRecord(nodeid, "augmentation", {"context_sufficient": sufficient},
+                                {"context_sufficient": {f"q{i}": sufficient for i in range(9)}}),
+                    StageRecord(nodeid, "chunking", {"size_compliance": compliance})]
+        variants[nodeid] = Variant((("name", name),), {}, rule)
+    card = build_scorecard(records, {}, {}, REGISTRY, {"t.py::test[c]": "failed"},
+                           variants=variants)
+    sweep = card.sweeps()[0]
+    verdict = sweep.verdict
+    assert verdict is not None
+    assert [s.eligible for s in verdict.standings] == [False, True, False]
+    assert sweep.variants[verdict.recommended] == "b"
+    assert "excluded (test failed or a requirement missed): a, c" in "\n".join(card.lines())
+    with pytest.raises(ValueError, match="require"):
+        SweepRule.checked(REGISTRY, require=["chunking.nope >= 1"])
