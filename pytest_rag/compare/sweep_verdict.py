@@ -26,12 +26,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ..formatting import delta_text, number_text
-from .significance import paired_change
+from .significance import PairedChange, paired_change
 
 __all__ = ["Standing", "Verdict", "decide", "dominates", "frontier"]
 
 #: Confidence of the interval that decides a tie.
 CONFIDENCE = 0.95
+#: Bootstrap resamples of that interval (a sweep needs no p-value, so the sign test
+#: runs its minimum of one assignment): 2,000 keep a tenth of the cost of the
+#: baseline diff's 10,000 with the 2.5 % and 97.5 % quantiles stable to about 1 %
+#: of the interval's width.
+RESAMPLES = 2_000
 Costs = Sequence[float | None]
 
 
@@ -114,6 +119,13 @@ def frontier(points: Sequence[tuple[float, Costs] | None]) -> tuple[bool, ...]:
         for point in points)
 
 
+def _change(before: Mapping[str, float | None],
+            after: Mapping[str, float | None]) -> PairedChange:
+    """The paired difference ``after - before`` and its interval (no p-value needed)."""
+    return paired_change(before, after, permutations=1, resamples=RESAMPLES,
+                         confidence=CONFIDENCE)
+
+
 def _cost_key(costs: Costs) -> tuple[float, ...]:
     return tuple(float("inf") if c is None else c for c in costs)
 
@@ -155,7 +167,7 @@ def decide(variants: Sequence[str], objective: str, direction: str,
         if i == best:
             standings.append(Standing(mean, 0.0, None, None, True, on_front[i]))
             continue
-        change = paired_change(per_query[best], per_query[i], confidence=CONFIDENCE)
+        change = _change(per_query[best], per_query[i])
         delta = mean - best_mean
         if change.ci_low is None or change.ci_high is None:
             tied = delta == 0
@@ -227,7 +239,7 @@ def _gate(verdict: Verdict, variants: Sequence[str], shipped: str,
             continue
         if any(x is None or y is None or x > y for x, y in zip(costs[j], costs[s])):
             continue  # a cost that is higher, or unknown, is not "no higher cost"
-        change = paired_change(per_query[s], per_query[j], confidence=CONFIDENCE)
+        change = _change(per_query[s], per_query[j])
         if _beats(change.ci_low, change.ci_high, direction):
             winners.append((-_oriented(mean, direction), j, change.ci_low, change.ci_high))
     if not winners:
