@@ -66,6 +66,9 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption("--rag-html", dest="rag_html", metavar="PATH", default=None,
                     help="write a self-contained HTML report: metric bars, distributions of "
                          "regressed metrics, chunk sizes, sweeps and a per-query drill-down")
+    group.addoption("--rag-export", dest="rag_export", metavar="DIR", default=None,
+                    help="write what each recorded stage read as a dataset file, "
+                         "DIR/<test>/<stage>.json, that `pytest-rag evaluate` reproduces")
 
     parser.addini("rag_dataset", "gold dataset file for the rag_dataset fixture "
                   "(relative to the ini file)", default="")
@@ -161,6 +164,8 @@ class RagOptions:
     report_html: Path | None = None
     #: ``--rag-run`` / ini ``rag_run``: a run file for the configured dataset.
     run_path: Path | None = None
+    #: ``--rag-export``: the folder of the dataset exports (``None``: none written).
+    export_dir: Path | None = None
 
     @classmethod
     def from_config(cls, config: pytest.Config, specs: Mapping[str, MetricSpec]) -> RagOptions:
@@ -256,4 +261,5 @@ class RagOptions:
             allow_outside_paths=_ini_bool(config, "rag_allow_outside_paths"),
             stage_settings={k: v for k, v in stage_settings.items() if v is not None},
             significance=significance, report_html=path_of(option.rag_html),
+            export_dir=path_of(getattr(option, "rag_export", None)),
         )

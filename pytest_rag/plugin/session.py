@@ -218,6 +218,11 @@ class RagSession:
         variant, variant_error = variant_payload(item, latest, self.specs)
         if variant_error:
             failures.append(variant_error)
+        export_notes: list[str] = []
+        if self.options.export_dir is not None:
+            from .export import export_reports
+
+            export_notes = export_reports(self.options.export_dir, item.nodeid, latest)
         if self.options.report_html is not None:  # only then: xdist payloads stay small
             records = [self._with_details(record, latest[record.stage],
                                           diffs.get(record.stage, [])) for record in records]
@@ -241,6 +246,7 @@ class RagSession:
         payload = {
             "sweep": item.get_closest_marker("rag_sweep") is not None,
             "variant": variant,
+            "notes": export_notes,  # said by the controller, also under pytest-xdist
             "records": [record.to_json() for record in records],
             "checks": [check.to_json() for stage_checks in checks.values() for check in stage_checks],
             "diffs": [_diff_json(diff) for stage_diffs in diffs.values() for diff in stage_diffs],
@@ -347,6 +353,7 @@ class RagSession:
             self.sweep_tests.add(split_nodeid(report.nodeid)[0])
         if payload.get("variant"):
             self.variants[report.nodeid] = payload["variant"]
+        self.notes.extend(payload.get("notes", ()))
         for data in payload["records"]:
             self.records = [r for r in self.records
                             if (r.nodeid, r.stage) != (data["nodeid"], data["stage"])]

@@ -142,3 +142,48 @@ def test_knobs(rag, name):
     sweep = json.loads((pytester.path / "r.json").read_text())["sweeps"]["test_knobs.py::test_knobs"]
     assert sweep["knobs"] == {"a": {"size": 100, "overlap": 10},
                               "b": {"size": 200, "overlap": 20}}
+
+
+def test_the_export_of_a_run_is_reproduced_by_the_command_line(
+        pytester: pytest.Pytester) -> None:
+    import subprocess
+    import sys
+
+    from pytest_rag.plugin.export import export_folder
+
+    _project(pytester, "@pytest.mark.rag_sweep", "[(8, 2), (4, 12)]", '["8", "4"]')
+    pytester.makepyfile(test_more="""
+def test_retrieval(rag):
+    rag.retrieval(queries=[{"id": "q1", "question": "why?"}, {"id": "q2"}],
+                  relevant={"q1": {"a": 2, "b": 1}, "q2": ["c"]},
+                  retrieved_ids={"q1": ["b", "x", "a"], "q2": ["c"]},
+                  retrieval_latency_ms={"q1": 1.5, "q2": 2.25}, k=2)
+""")
+    result = pytester.runpytest(*RUN, "--rag-export=exported", "--rag-report=r.json")
+    result.assert_outcomes(passed=3)
+    assert "--rag-export" not in result.stdout.str()  # every file reproduced its report
+    report = json.loads((pytester.path / "r.json").read_text())
+    checked = 0
+    for nodeid, stages in report["tests"].items():
+        for stage, entry in stages.items():
+            path = export_folder(pytester.path / "exported", nodeid) / f"{stage}.json"
+            done = subprocess.run([sys.executable, "-m", "pytest_rag", "evaluate", str(path),
+                                   "--stage", stage, "--format", "json"],
+                                  capture_output=True, text=True, check=True)
+            values = json.loads(done.stdout)[stage]
+            assert values == {key: metric["value"] for key, metric in entry["metrics"].items()}
+            checked += 1
+    assert checked == 3
+
+
+@pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["serial", "xdist"])
+def test_a_stage_the_export_cannot_hold_is_named(pytester: pytest.Pytester,
+                                                  workers: tuple[str, ...]) -> None:
+    pytester.makepyfile(test_vectors="""
+def test_embedding(rag):
+    rag.embedding(chunk_vectors={"a": [1.0, 0.0], "b": [0.0, 1.0]})
+""")
+    result = pytester.runpytest_subprocess(*RUN, "--rag-export=exported", *workers)
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["pytest-rag: --rag-export: test_vectors.py::test_embedding "
+                                 "[[]embedding[]] not exported: vectors are not exported"])
