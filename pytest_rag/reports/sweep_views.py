@@ -71,6 +71,17 @@ def _number(value: float | None, whole: bool = False) -> str:
     return f"{value:.0f}" if whole else number_text(value)
 
 
+def _numbers(values: Sequence[float | None], whole: bool = False) -> list[str]:
+    """A column's values with the same decimals, so that they line up: whole numbers
+    as such, one decimal when one of them reaches 1000, else three; a value too
+    small for that (below 0.0005, not 0) keeps its significant digits."""
+    if whole:
+        return [_number(value, True) for value in values]
+    decimals = 1 if any(v is not None and abs(v) >= 1000 for v in values) else 3
+    return ["-" if v is None else number_text(v) if 0 < abs(v) < 0.0005
+            else f"{v:.{decimals}f}" for v in values]
+
+
 def _interval(low: float | None, high: float | None) -> str:
     return "" if low is None or high is None else f"[{delta_text(low)}, {delta_text(high)}]"
 
@@ -85,8 +96,9 @@ def sweep_columns(sweep: Sweep) -> list[SweepTableColumn]:
     verdict = sweep.verdict
     if verdict is not None:
         standings = verdict.standings
+        texts = _numbers([s.mean for s in standings])
         columns.append(SweepTableColumn("objective", verdict.objective.partition(".")[2], tuple(
-            SweepCell(_number(s.mean), s.mean, i == verdict.best)
+            SweepCell(texts[i], s.mean, i == verdict.best)
             for i, s in enumerate(standings)), verdict.objective))
         columns.append(SweepTableColumn("objective", "vs best", tuple(
             SweepCell("" if s.delta is None else
@@ -103,14 +115,15 @@ def sweep_columns(sweep: Sweep) -> list[SweepTableColumn]:
         whole = all(v is None or float(v).is_integer() for v in values) and name in COSTS
         label = name if name in COSTS else name.partition(".")[2] + f" ({name.partition('.')[0]})"
         columns.append(SweepTableColumn("cost", label, tuple(
-            SweepCell(_number(v, whole), v) for v in values), name))
+            SweepCell(text, v) for text, v in zip(_numbers(values, whole), values)), name))
     shown_costs = {name for name, _ in sweep.costs}
     for column in sweep.columns:
         if column.name in shown_costs:
             continue
         mark = "" if column.comparable else NOT_COMPARABLE
+        texts = _numbers(column.values)
         columns.append(SweepTableColumn(column.stage, column.key + mark, tuple(
-            SweepCell(_number(v) + ("*" if i in column.best else ""), v, i in column.best)
+            SweepCell(texts[i] + ("*" if i in column.best else ""), v, i in column.best)
             for i, v in enumerate(column.values)), column.name))
     return columns
 
@@ -120,8 +133,9 @@ def verdict_lines(sweep: Sweep) -> list[str]:
     verdict = sweep.verdict
     if verdict is None:
         if not sweep.starred:
-            return ["not a rag_sweep: no best and no recommendation (mark the test "
-                    "@pytest.mark.rag_sweep when its variants sweep one knob on the same data)"]
+            return [("not a rag_sweep: no best and no recommendation (mark the test "
+                     "@pytest.mark.rag_sweep when its variants sweep one knob on the same "
+                     "data)")]
         return ["no recommendation: no comparable metric with a direction was measured"]
     rule = verdict.rule
     if sweep.rule.require:
@@ -223,7 +237,7 @@ def sweep_markdown(sweep: Sweep) -> str:
     columns = sweep_columns(sweep)
     title = f"### Sweep {markdown_code(sweep.test)}: {len(sweep.variants)} variants"
     if not columns:
-        return "\n".join([title, "", "Every metric is equal in every variant."])
+        return f"{title}\n\nEvery metric is equal in every variant."
     header = "| variant | " + " | ".join(
         f"{'' if c.group in ('knobs', 'objective', 'cost') else c.group + ' '}"
         f"`{c.header}`" + (f" ({c.group})" if c.group in ("knobs", "objective", "cost") else "")

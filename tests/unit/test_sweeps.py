@@ -267,3 +267,20 @@ def test_a_variant_that_fails_its_test_or_a_requirement_is_shown_not_chosen() ->
     assert "excluded (test failed or a requirement missed): a, c" in "\n".join(card.lines())
     with pytest.raises(ValueError, match="require"):
         SweepRule.checked(REGISTRY, require=["chunking.nope >= 1"])
+
+
+def test_the_scatter_joins_the_frontier_by_cost_and_marks_the_recommendation() -> None:
+    import xml.etree.ElementTree as ET
+
+    from pytest_rag.reports.svg import GOOD, Point, scatter
+
+    svg = ET.fromstring(scatter([Point(300.0, 0.9, "b", True, True),
+                                 Point(100.0, 0.5, "a<&>", True),
+                                 Point(400.0, 0.7, "c")], title="t"))
+    line = svg.find("polyline")
+    assert line is not None
+    xs = [float(pair.split(",")[0]) for pair in line.attrib["points"].split()]
+    assert len(xs) == 2 and xs == sorted(xs)  # a then b: the frontier in order of cost
+    dots = svg.findall("circle")
+    assert [d.attrib["fill"] == GOOD for d in dots] == [True, False, False]
+    assert [t.text for t in svg.findall("text")][-3:] == ["b", "a<&>", "c"]
