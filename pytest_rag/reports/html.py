@@ -127,7 +127,7 @@ figure{margin:10px 0 16px;break-inside:avoid}
 figcaption{font-size:13px;margin-bottom:4px}
 .grid{display:flex;flex-wrap:wrap;gap:8px 28px}
 .best{font-weight:700;color:var(--good)}
-table.sweep th{white-space:nowrap}
+table.sweep th,table.sweep td{white-space:nowrap}
 tr.recommended th,tr.recommended td{background:var(--goodbg)}
 ul.verdict{margin:4px 0 8px;padding-left:20px}
 details.query{margin:4px 0}

@@ -287,8 +287,12 @@ def scatter(points: Sequence[Point], *, title: str = "", x_label: str = "", y_la
         parts.append(f'<circle cx="{_c(x(point.x))}" cy="{_c(y(point.y))}" r="{radius}" '
                      f'fill="{colour}"><title>{_e(point.label)}: {_e(short_number(point.y))} '
                      f"at {_e(short_number(point.x))}</title></circle>")
-        parts.append(f'<text x="{_c(x(point.x) + 7)}" y="{_c(y(point.y) - 5)}" font-size="10" '
-                     f'fill="{INK}">{_e(point.label)}</text>')
+        # A label that would run off the right edge ends at its dot instead.
+        right_side = x(point.x) + 7 + 5.5 * len(point.label) <= width
+        anchor = "" if right_side else ' text-anchor="end"'
+        parts.append(f'<text x="{_c(x(point.x) + (7 if right_side else -7))}" '
+                     f'y="{_c(y(point.y) - 5)}" font-size="10" fill="{INK}"{anchor}>'
+                     f"{_e(point.label)}</text>")
     if x_label:
         parts.append(f'<text x="{_c(left + plot_w / 2)}" y="{_c(height - 6)}" '
                      f'text-anchor="middle" font-size="11" fill="{INK}">{_e(x_label)}</text>')
