@@ -24,9 +24,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..formatting import delta_text, number_text
-from .significance import PairedChange, paired_change
+
+if TYPE_CHECKING:
+    from .significance import PairedChange
 
 __all__ = ["Standing", "Verdict", "decide", "dominates", "frontier"]
 
@@ -121,7 +124,10 @@ def frontier(points: Sequence[tuple[float, Costs] | None]) -> tuple[bool, ...]:
 
 def _change(before: Mapping[str, float | None],
             after: Mapping[str, float | None]) -> PairedChange:
-    """The paired difference ``after - before`` and its interval (no p-value needed)."""
+    """The paired difference ``after - before`` and its interval (no p-value needed);
+    numpy is imported here, when a sweep is decided, not with the reports."""
+    from .significance import paired_change
+
     return paired_change(before, after, permutations=1, resamples=RESAMPLES,
                          confidence=CONFIDENCE)
 
