@@ -396,6 +396,10 @@ class Parser:
         )
 
     def documents_section(self, value: object, place: str = "documents") -> tuple[Document, ...]:
+        if isinstance(value, Mapping) and "glob" in value:  # documents: {glob: "docs/*.md"}
+            from .globbing import glob_documents
+
+            value = glob_documents(self, value, place, MAX_FILE_BYTES)
         documents: list[Document] = []
         for i, item in enumerate(self.sequence(value, place)):
             where = f"{place}[{i}]"

@@ -1,7 +1,7 @@
 """``--rag-export=DIR``: each recorded stage report written back as a dataset file.
 
 ``DIR/<test>/<stage>.json`` holds the documents, chunks, gold and run that the
-stage read and its settings as ``params`` (:func:`pytest_rag.dataset.export.dataset_json`),
+stage read and its settings as ``params`` (:func:`pytest_rag.dataset.sources.export.dataset_json`),
 so ``pytest-rag evaluate DIR/<test>/<stage>.json --stage <stage>`` gives the
 numbers the test recorded.  Each file is read back and evaluated once after it
 is written; a difference is reported, never hidden.
@@ -32,7 +32,7 @@ def export_folder(root: Path, nodeid: str) -> Path:
 
 def export_reports(root: Path, nodeid: str, reports: Mapping[str, Report]) -> list[str]:
     """Write the exports of one test's reports; the notes to show (problems only)."""
-    from ..dataset.export import UNSUPPORTED, dataset_json
+    from ..dataset.sources.export import UNSUPPORTED, dataset_json
     from ..dataset.loading import load_dataset
     from ..dataset.sources import write_dataset
     from ..errors import DatasetError

@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .model import Chunk, Dataset, Query, RunEntry
-from .parser import PARAM_KEYS, RUN_KEYS
+from ..model import Chunk, Dataset, Query, RunEntry
+from ..parser import PARAM_KEYS, RUN_KEYS
 
 __all__ = ["UNSUPPORTED", "dataset_json"]
 
@@ -74,7 +74,7 @@ def _param(value: Any) -> Any:
 def dataset_json(dataset: Dataset, settings: Mapping[str, Any]) -> dict[str, Any]:
     """FORMAT v1 data holding what ``dataset`` gave an evaluator run with ``settings``
     (the report's settings become ``params``)."""
-    from .parser import FORMAT_ID
+    from ..parser import FORMAT_ID
 
     data: dict[str, Any] = {"format": FORMAT_ID}
     params = {key: _param(settings[key]) for key in PARAM_KEYS if settings.get(key) is not None}
