@@ -32,9 +32,9 @@ def export_folder(root: Path, nodeid: str) -> Path:
 
 def export_reports(root: Path, nodeid: str, reports: Mapping[str, Report]) -> list[str]:
     """Write the exports of one test's reports; the notes to show (problems only)."""
-    from ..dataset.sources.export import UNSUPPORTED, dataset_json
     from ..dataset.loading import load_dataset
     from ..dataset.sources import write_dataset
+    from ..dataset.sources.export import UNSUPPORTED, dataset_json
     from ..errors import DatasetError
     from ..stages.evaluate import evaluate_dataset
 
