@@ -253,9 +253,16 @@ def _best(values: Sequence[float | None], direction: str) -> tuple[int, ...]:
 
 
 def _objective(rule: SweepRule, columns: Sequence[SweepColumn],
-               all_columns: Mapping[str, SweepColumn]) -> SweepColumn | None:
+               all_columns: Mapping[str, SweepColumn], specs: Mapping[str, MetricSpec],
+               count: int) -> SweepColumn | None:
     if rule.objective is not None:
-        return all_columns.get(rule.objective)
+        named = all_columns.get(rule.objective)
+        if named is None:  # not recorded: decided as "not measured", so a gate fails
+            stage, _, key = rule.objective.partition(".")
+            spec = specs.get(rule.objective)
+            named = SweepColumn(stage, key, spec.direction.value if spec else "higher", True,
+                                (None,) * count, (), ({},) * count)
+        return named
     for name in DEFAULT_OBJECTIVES:
         column = all_columns.get(name)
         if column is not None and column.comparable and any(
@@ -309,7 +316,7 @@ def _sweep(base: str, members: Sequence[tuple[str, Any]], directions: Mapping[st
                   for name in cost_names)
     knobs = tuple(info[v].knobs for v in names)
     verdict = None
-    objective = _objective(rule, varying, all_columns) if starred else None
+    objective = _objective(rule, varying, all_columns, specs, len(names)) if starred else None
     if objective is not None:
         by_name = dict(costs)
         chosen = rule.cost if rule.cost is not None else tuple(

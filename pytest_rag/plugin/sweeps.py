@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 __all__ = ["gate_failures", "variant_payload"]
 
 
-def _plain(value: Any) -> Any:
+def _json_value(value: Any) -> Any:
     """``value`` as plain JSON: numbers, text, booleans, ``None``, lists and objects of
     those; anything else (an object, NaN) as its text."""
     if value is None or isinstance(value, (bool, str, int)):
@@ -30,19 +30,19 @@ def _plain(value: Any) -> Any:
     if isinstance(value, float):
         return value if math.isfinite(value) else str(value)
     if isinstance(value, (list, tuple)):
-        return [_plain(item) for item in value]
+        return [_json_value(item) for item in value]
     if isinstance(value, dict) and all(isinstance(key, str) for key in value):
-        return {key: _plain(item) for key, item in value.items()}
+        return {key: _json_value(item) for key, item in value.items()}
     return str(value)
 
 
 def _knobs(item: pytest.Item) -> list[list[Any]]:
     marker = item.get_closest_marker("rag_knobs")
     if marker is not None:
-        return [[name, _plain(value)] for name, value in marker.kwargs.items()]
+        return [[name, _json_value(value)] for name, value in marker.kwargs.items()]
     callspec = getattr(item, "callspec", None)
     params: Mapping[str, Any] = getattr(callspec, "params", {}) or {}
-    return [[name, _plain(value)] for name, value in params.items()]
+    return [[name, _json_value(value)] for name, value in params.items()]
 
 
 def variant_payload(item: pytest.Item, reports: Mapping[str, Report],

@@ -284,3 +284,14 @@ def test_the_scatter_joins_the_frontier_by_cost_and_marks_the_recommendation() -
     dots = svg.findall("circle")
     assert [d.attrib["fill"] == GOOD for d in dots] == [True, False, False]
     assert [t.text for t in svg.findall("text")][-3:] == ["b", "a<&>", "c"]
+
+
+def test_an_objective_no_variant_recorded_fails_the_gate_instead_of_passing() -> None:
+    rule = SweepRule(objective="augmentation.context_sufficient", shipped="a")
+    records = [StageRecord(f"t.py::test[{name}]", "retrieval", {"token_recall": value})
+               for name, value in (("a", 0.5), ("b", 0.9))]
+    variants = {record.nodeid: Variant((), {}, rule) for record in records}
+    sweep = build_scorecard(records, {}, {}, REGISTRY, variants=variants).sweeps()[0]
+    assert sweep.verdict is not None and sweep.verdict.recommended is None
+    assert sweep.verdict.gate == ("shipped variant 'a' did not measure "
+                                  "augmentation.context_sufficient")
