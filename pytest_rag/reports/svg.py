@@ -146,6 +146,15 @@ def _ones() -> Iterable[int]:
         yield 1
 
 
+def _axes(left: float, top: float, plot_w: float, plot_h: float) -> list[str]:
+    """The x axis along the bottom of the plot and the y axis along its left side."""
+    base = _c(top + plot_h)
+    return [(f'<line x1="{_c(left)}" y1="{base}" x2="{_c(left + plot_w)}" y2="{base}" '
+             f'stroke="{MUTED}" stroke-width="1"/>'),
+            (f'<line x1="{_c(left)}" y1="{_c(top)}" x2="{_c(left)}" y2="{base}" '
+             f'stroke="{MUTED}" stroke-width="1"/>')]
+
+
 def histogram(series: Sequence[Series], edges: Sequence[float], *,
               markers: Sequence[Marker] = (), title: str = "", x_label: str = "",
               width: int = 560, height: int = 190) -> str:
@@ -177,10 +186,7 @@ def histogram(series: Sequence[Series], edges: Sequence[float], *,
 
     parts = _open(width, height, "histogram", title)
     base = _c(top + plot_h)
-    parts.append(f'<line x1="{_c(left)}" y1="{base}" x2="{_c(left + plot_w)}" y2="{base}" '
-                 f'stroke="{MUTED}" stroke-width="1"/>')
-    parts.append(f'<line x1="{_c(left)}" y1="{_c(top)}" x2="{_c(left)}" y2="{base}" '
-                 f'stroke="{MUTED}" stroke-width="1"/>')
+    parts.extend(_axes(left, top, plot_w, plot_h))
     for count in sorted({0, tallest}):
         parts.append(f'<text x="{_c(left - 4)}" y="{_c(y(count) + 4)}" text-anchor="end" '
                      f'font-size="10" fill="{MUTED}">{count}</text>')
@@ -264,11 +270,7 @@ def scatter(points: Sequence[Point], *, title: str = "", x_label: str = "", y_la
         return top + 8 + (plot_h - 16) * (1 - share)
 
     parts = _open(width, height, "scatter", title)
-    base = _c(top + plot_h)
-    parts.append(f'<line x1="{_c(left)}" y1="{base}" x2="{_c(left + plot_w)}" y2="{base}" '
-                 f'stroke="{MUTED}" stroke-width="1"/>')
-    parts.append(f'<line x1="{_c(left)}" y1="{_c(top)}" x2="{_c(left)}" y2="{base}" '
-                 f'stroke="{MUTED}" stroke-width="1"/>')
+    parts.extend(_axes(left, top, plot_w, plot_h))
     for value in sorted({x_low, x_high}):
         parts.append(f'<text x="{_c(x(value))}" y="{_c(top + plot_h + 13)}" '
                      f'text-anchor="middle" font-size="10" fill="{MUTED}">'
