@@ -24,9 +24,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import chain, repeat
 from typing import Any, Final
 
+from .fields import QUERY, RUN, Field, Kind
 from .model import Query, RunEntry, assemble_columns, field_defaults
 
-__all__ = ["plain_queries", "plain_run"]
+__all__ = ["COLUMN_CHECKS", "plain_column", "plain_queries", "plain_run"]
 
 #: A value converter of the parser: ``(field, value) -> converted`` (raises on a bad value).
 Convert = Callable[[str, Any], Any]
@@ -39,18 +40,7 @@ _LIST_OR_NONE: Final[frozenset[type]] = frozenset({list, tuple, _NONE})
 _NUMBER_OR_NONE: Final[frozenset[type]] = frozenset({int, float, _NONE})
 _ANSWERS: Final[frozenset[type]] = frozenset({str, list, tuple, _NONE})
 
-#: A query's file key -> its :class:`Query` field.
-QUERY_FIELDS: Final = {"id": "id", "question": "question", "relevant": "relevant",
-                       "expected_evidence": "expected_evidence",
-                       "reference_answer": "reference_answers",
-                       "required_facts": "required_facts",
-                       "expected_citations": "expected_citations", "answerable": "answerable"}
 _QUERY_BASE: Final = field_defaults(Query)
-_RUN_BASE: Final = field_defaults(RunEntry)
-_ID_LISTS: Final = frozenset({"retrieved_ids", "reranked_ids", "context_ids", "cited_ids",
-                              "ann_ids"})
-_NUMBERS: Final = frozenset({"retrieval_latency_ms", "generation_latency_ms", "latency_ms",
-                             "cost_usd", "total_tokens"})
 
 
 def _types(column: Iterable[object]) -> set[type]:
@@ -139,7 +129,7 @@ def plain_queries(items: object, convert: Convert, max_grade: int) -> tuple[Quer
     if not queries or _types(queries) != {dict}:
         return None
     keys = set(chain.from_iterable(queries))
-    if not (_types(keys) <= _STR and keys <= QUERY_FIELDS.keys()):
+    if not (_types(keys) <= _STR and keys <= QUERY.keys()):
         return None
     ids = _column(queries, "id")
     if not (_types(ids) == {str} and all(ids) and len(set(ids)) == len(ids)):
@@ -148,23 +138,11 @@ def plain_queries(items: object, convert: Convert, max_grade: int) -> tuple[Quer
     try:
         for key in sorted(keys - {"id"}):
             column = _column(queries, key)
-            default = _QUERY_BASE[QUERY_FIELDS[key]]
-            if key == "question":
-                plain = _exact(column, _STR_OR_NONE)
-            elif key == "answerable":
-                plain = _exact(column, _BOOL_OR_NONE)
-            elif key == "relevant":
-                plain = _grades(column, max_grade)
-            elif key == "reference_answer":
-                plain = _answers(column)
-            elif key in ("required_facts", "expected_citations"):
-                plain = _string_lists(column)
-                if plain is not None:
-                    plain = [default if value is None else value for value in plain]
-            else:
-                plain = None
-            columns[QUERY_FIELDS[key]] = (plain if plain is not None
-                                          else _one_by_one(column, key, convert, default))
+            attribute = QUERY[key].attribute
+            default = _QUERY_BASE[attribute]
+            plain = plain_column(QUERY[key], column, max_grade)
+            columns[attribute] = (plain if plain is not None
+                                  else _one_by_one(column, key, convert, default))
     except Exception:  # the item-by-item path raises it, or an earlier problem, in order
         return None
     return assemble_columns(Query, columns, len(queries))
@@ -195,26 +173,75 @@ def plain_run(raw: object, known: Iterable[str], convert: Convert
     if not kinds <= {dict}:
         return None
     keys = set(chain.from_iterable(entries))
-    if not (_types(keys) <= _STR and keys <= _RUN_BASE.keys()):
+    if not (_types(keys) <= _STR and keys <= RUN.keys()):
         return None
     columns: dict[str, list[Any]] = {}
     try:
         for key in sorted(keys):
             column = _column(entries, key)
-            if key in _ID_LISTS:
-                plain = _string_lists(column)
-                if plain is None:
-                    return None
-            elif key in _NUMBERS:
-                plain = _numbers(column)
-            elif key == "answer":
-                plain = _exact(column, _STR_OR_NONE)
-            elif key in ("abstained", "task_success"):
-                plain = _exact(column, _BOOL_OR_NONE)
-            else:
-                plain = None
+            plain = plain_column(RUN[key], column, 0)
+            if plain is None and RUN[key].kind in _ONLY_PLAIN:
+                return None
             columns[key] = plain if plain is not None else _one_by_one(column, key, convert, None)
     except Exception:  # the item-by-item path raises it, or an earlier problem, in order
         return None
     return dict(zip(query_ids, assemble_columns(RunEntry, columns, len(entries))))
 
+
+def _vectors(raws: list[Any], _: int) -> list[Any] | None:
+    """``parser.run_field("query_vector", ...)`` of every value (``None`` stays ``None``)
+    when each is a one-dimensional float32 or float64 numpy array, all of one
+    dtype and one length, with only finite values, checked at once; else ``None``.
+
+    Those are the vectors ``Parser.matrix`` converts to float64 without a
+    message (a float64 one is kept as it is), so the values are the same.
+    """
+    import numpy as np
+
+    given = [raw for raw in raws if raw is not None]
+    if not given or set(map(type, given)) != {np.ndarray}:
+        return None
+    kinds = {(raw.dtype, raw.shape) for raw in given}
+    if len(kinds) != 1:
+        return None
+    dtype, shape = kinds.pop()
+    if dtype not in (np.float32, np.float64) or len(shape) != 1 or shape[0] == 0:
+        return None
+    stacked = np.stack(given).astype(np.float64, copy=False)
+    if not np.isfinite(stacked).all():
+        return None
+    rows = iter(given if dtype == np.float64 else stacked)
+    return [None if raw is None else next(rows) for raw in raws]
+
+
+#: A whole column of a field's values checked at once, by the field's kind (the
+#: second argument is the largest grade): the converted values, ``None`` kept for
+#: an absent value, or ``None`` when the column is not plain (then each value goes
+#: through the parser's converter).  A kind not here always goes value by value.
+COLUMN_CHECKS: Final[dict[Kind, Callable[[list[Any], int], list[Any] | None]]] = {
+    "text": lambda column, _: _exact(column, _STR_OR_NONE),
+    "boolean": lambda column, _: _exact(column, _BOOL_OR_NONE),
+    "grades": _grades,
+    "answers": lambda column, _: _answers(column),
+    "strings": lambda column, _: _string_lists(column),
+    "ids": lambda column, _: _string_lists(column),
+    "ranked_ids": lambda column, _: _string_lists(column),
+    "number": lambda column, _: _numbers(column),
+    "vector": _vectors,
+}
+
+
+def plain_column(row: Field, column: list[Any], max_grade: int) -> list[Any] | None:
+    """The values of field ``row`` checked at once (:data:`COLUMN_CHECKS`), an absent
+    one (``None``) as the field's default; ``None`` when the column is not plain."""
+    check = COLUMN_CHECKS.get(row.kind)
+    plain = None if check is None else check(column, max_grade)
+    default = _QUERY_BASE[row.attribute] if row.section == "queries" else None
+    if plain is not None and default is not None:
+        plain = [default if value is None else value for value in plain]
+    return plain
+
+
+#: Kinds whose values are never converted one by one here: a ranked list may hold
+#: chunk objects of a framework, which only the item-by-item path reads.
+_ONLY_PLAIN: Final = frozenset({"ids", "ranked_ids"})

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from itertools import repeat
 from typing import TYPE_CHECKING, Any, Final, TypeVar, cast, overload
 
+from .fields import gold_attributes
+
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
@@ -340,12 +342,30 @@ class Query:
                 else getattr(self, name) for name in _GOLD_FIELDS]
         return _digest(json.dumps(gold, sort_keys=True, ensure_ascii=False, default=_plain))
 
+    def fingerprint_of(self, names: tuple[str, ...]) -> str:
+        """A digest of the gold fields ``names`` (attributes, as written; a ``relevant``
+        derived from evidence is not gold), kept with the query per tuple of names.
+
+        What one stage's baseline entry records (:func:`~pytest_rag.dataset.fields.gold_attributes`):
+        it changes when a field that stage reads is edited, and only then.  It
+        never equals :attr:`fingerprint` (the field names are part of it).
+        """
+        key = "fingerprint:" + ",".join(names)
+        cached = self.__dict__.get(key)
+        if cached is None:
+            import json
+
+            gold = {name: None if name == "relevant" and self.relevant_from_evidence
+                    else getattr(self, name) for name in names}
+            cached = self.__dict__[key] = _digest(json.dumps(
+                gold, sort_keys=True, ensure_ascii=False, default=_plain))
+        return cast(str, cached)
+
 
 #: What a :class:`Query` caches beside its fields (a test keeps this list complete).
 QUERY_CACHES: Final = frozenset({"fingerprint"})
 #: The fields of a query's gold: every field but the id.
-_GOLD_FIELDS: Final = tuple(f.name for f in dataclasses.fields(Query)
-                            if f.name not in ("id", "relevant_from_evidence"))
+_GOLD_FIELDS: Final = gold_attributes()
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,8 @@ from ..errors import DatasetError, did_you_mean
 from ..registry import REGISTRY, STAGES
 from ..text.locate import locate
 from .bounded_read import UNREADABLE, NotARegularFile, read_text
-from .columns import QUERY_FIELDS, plain_queries, plain_run
+from .columns import plain_queries, plain_run
+from .fields import QUERY, RUN, Field
 from .frameworks import FrameworkReader
 from .model import (
     Chunk, ChunkTable, Claim, Dataset, Document, EvidenceSpan, Params, Query, RunEntry, Vectors,
@@ -44,18 +45,12 @@ PARAM_KEYS = ("k", "size_limits", "boundary_tolerance", "required_metadata",
 DOCUMENT_KEYS = ("id", "text", "path", "metadata")
 CHUNK_KEYS = ("id", "doc_id", "start", "end", "text", "metadata")
 VECTOR_KEYS = ("chunks", "sentences", "indexed_ids")
-QUERY_KEYS = ("id", "question", "relevant", "expected_evidence", "reference_answer",
-              "required_facts", "expected_citations", "answerable")
+QUERY_KEYS = tuple(QUERY)
 EVIDENCE_KEYS = ("doc_id", "start", "end", "quote")
-RUN_KEYS = ("retrieved_ids", "reranked_ids", "context_ids", "answer", "cited_ids",
-            "abstained", "verified_claims", "task_success", "query_vector", "ann_ids",
-            "retrieval_latency_ms", "generation_latency_ms", "latency_ms", "cost_usd",
-            "total_tokens")
-ID_LIST_FIELDS = ("retrieved_ids", "reranked_ids", "context_ids", "cited_ids", "ann_ids")
+RUN_KEYS = tuple(RUN)
+ID_LIST_FIELDS = tuple(key for key, row in RUN.items() if row.kind in ("ids", "ranked_ids"))
 #: The ranked chunk lists, whose entries may also be chunk objects of a framework.
-RANKED_FIELDS = ("retrieved_ids", "reranked_ids", "context_ids")
-NUMBER_FIELDS = ("retrieval_latency_ms", "generation_latency_ms", "latency_ms",
-                 "cost_usd", "total_tokens")
+RANKED_FIELDS = tuple(key for key, row in RUN.items() if row.kind == "ranked_ids")
 CLAIM_KEYS = ("claim", "supported")
 
 #: The largest relevance grade: its nDCG gain 2**grade - 1 must stay a finite float
@@ -397,7 +392,7 @@ class Parser:
 
     def documents_section(self, value: object, place: str = "documents") -> tuple[Document, ...]:
         if isinstance(value, Mapping) and "glob" in value:  # documents: {glob: "docs/*.md"}
-            from .globbing import glob_documents
+            from .sources.globbing import glob_documents
 
             value = glob_documents(self, value, place, MAX_FILE_BYTES)
         documents: list[Document] = []
@@ -743,11 +738,11 @@ class Parser:
                 value.expected_evidence, f"{place}.expected_evidence"))
         raw = self.mapping(value, place, QUERY_KEYS, required=("id",))
         fields: dict[str, Any] = {"id": self.identifier(raw["id"], f"{place}.id")}
-        for key, attribute in QUERY_FIELDS.items():  # in file order: the first problem is named
+        for key, row in QUERY.items():  # in file order: the first problem is named
             if key != "id":
                 item = raw.get(key)
-                fields[attribute] = (_QUERY_DEFAULTS[attribute] if item is None
-                                     else self._query_field(key, item, f"{place}.{key}"))
+                fields[row.attribute] = (_QUERY_DEFAULTS[row.attribute] if item is None
+                                         else self.convert(row, item, f"{place}.{key}"))
         return Query(**fields)
 
     def queries_section(self, value: object, place: str = "queries") -> tuple[Query, ...]:
@@ -764,24 +759,44 @@ class Parser:
             queries.append(query)
         return tuple(queries)
 
-    def _query_field(self, key: str, value: object, place: str | None = None) -> Any:
-        """One query field (not ``None``) by its file key, converted, its errors at
-        ``place`` (the key itself for the column-by-column path, which shows no place:
-        a problem sends it through :meth:`query` again)."""
-        where = key if place is None else place
-        if key == "relevant":
-            return self.relevant(value, where)
-        if key == "expected_evidence":
-            return self.evidence(value, where)
-        if key == "reference_answer":
-            return self.answers(value, where)
-        if key in ("required_facts", "expected_citations"):
-            return self.strings(value, where)
-        if key == "question":
-            return self.string(value, where)
-        if key == "answerable":
-            return self.boolean(value, where)
-        raise AssertionError(key)  # pragma: no cover
+    def _query_field(self, key: str, value: object) -> Any:
+        """One query field (not ``None``) by its file key, its errors at the key itself
+        (for the column-by-column path, which shows no place: a problem sends it
+        through :meth:`query` again)."""
+        return self.convert(QUERY[key], value, key)
+
+    def convert(self, row: Field, value: object, place: str) -> Any:
+        """The value (not ``None``) of the field ``row`` of the table
+        (:mod:`pytest_rag.dataset.fields`), checked and converted by its kind."""
+        kind = row.kind
+        if kind == "ranked_ids" and self.objects:
+            items = self.sequence(value, place)
+            if _only(items, _STR):
+                return tuple(items)
+            return tuple(self._ranked_id(item, f"{place}[{i}]") for i, item in enumerate(items))
+        if kind == "ids" or kind == "ranked_ids":
+            return self.ids(value, place)
+        if kind == "number":
+            return self.number(value, place, 0)
+        if kind == "text":
+            return self.string(value, place)
+        if kind == "boolean":
+            return self.boolean(value, place)
+        if kind == "strings":
+            return self.strings(value, place)
+        if kind == "grades":
+            return self.relevant(value, place)
+        if kind == "evidence":
+            return self.evidence(value, place)
+        if kind == "answers":
+            return self.answers(value, place)
+        if kind == "claims":
+            return self.claims(value, place)
+        if kind == "vector":
+            return self.matrix(value, place, rows=False)
+        if kind == "id":
+            return self.identifier(value, place)
+        raise AssertionError(kind)  # pragma: no cover
 
     def claims(self, value: object, place: str) -> tuple[Claim, ...]:
         claims = []
@@ -799,26 +814,7 @@ class Parser:
 
     def run_field(self, name: str, value: object, place: str) -> Any:
         """One run field, converted; ``None`` stays ``None``."""
-        if value is None:
-            return None
-        if name in RANKED_FIELDS and self.objects:
-            items = self.sequence(value, place)
-            if _only(items, _STR):
-                return tuple(items)
-            return tuple(self._ranked_id(item, f"{place}[{i}]") for i, item in enumerate(items))
-        if name in ID_LIST_FIELDS:
-            return self.ids(value, place)
-        if name in NUMBER_FIELDS:
-            return self.number(value, place, 0)
-        if name == "answer":
-            return self.string(value, place)
-        if name in ("abstained", "task_success"):
-            return self.boolean(value, place)
-        if name == "verified_claims":
-            return self.claims(value, place)
-        if name == "query_vector":
-            return self.matrix(value, place, rows=False)
-        raise AssertionError(name)  # pragma: no cover
+        return None if value is None else self.convert(RUN[name], value, place)
 
     def _ranked_id(self, item: object, place: str) -> str:
         """An id of a ranked list: the id, or the chunk a framework object stands for."""

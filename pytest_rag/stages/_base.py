@@ -8,6 +8,7 @@ from operator import attrgetter, is_not
 from typing import Any, ClassVar
 
 from ..dataset.arguments import resolve_inputs
+from ..dataset.fields import GOLD_FIELDS
 from ..dataset.frameworks import check_doc_id_key
 from ..dataset.gc_pause import collector_paused
 from ..dataset.model import RUN_FIELDS, Dataset
@@ -157,14 +158,8 @@ def _has(value: object) -> bool:
         return True
 
 
-_GOLD_FIELDS = {
-    "relevant": "relevant",
-    "expected_evidence": "expected_evidence",
-    "reference_answer": "reference_answers",
-    "required_facts": "required_facts",
-    "expected_citations": "expected_citations",
-    "answerable": "answerable",
-}
+#: A gold input's name -> the :class:`Query` attribute that holds it (the field table's).
+_GOLD_FIELDS = {key: row.attribute for key, row in GOLD_FIELDS.items()}
 
 
 def available(dataset: Dataset, settings: Mapping[str, object], name: str) -> bool:

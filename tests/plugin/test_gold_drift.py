@@ -29,9 +29,9 @@ def test_pipeline(rag, rag_dataset):
 
 
 def gold(queries: int = 40, *, unanswered: int = 0, edit: str | None = None,
-         drop: tuple[str, ...] = ()) -> str:
+         drop: tuple[str, ...] = (), extra: dict[str, Any] | None = None) -> str:
     """``queries`` answered queries (q00 finds c00 of c00 and x00 ...), then ``unanswered``
-    queries the pipeline knows nothing about."""
+    queries the pipeline knows nothing about; ``extra``: fields added to every query."""
     items: list[dict[str, Any]] = []
     for i in range(queries + unanswered):
         query_id = f"q{i:02d}"
@@ -40,7 +40,8 @@ def gold(queries: int = 40, *, unanswered: int = 0, edit: str | None = None,
         relevant = {f"c{i:02d}": 1, f"x{i:02d}": 1}
         if query_id == edit:
             relevant = {f"c{i:02d}": 1}  # a corrected gold: x was not relevant after all
-        items.append({"id": query_id, "question": f"question {i}", "relevant": relevant})
+        items.append({"id": query_id, "question": f"question {i}", "relevant": relevant,
+                      **(extra or {})})
     return json.dumps({"queries": items})
 
 
@@ -108,6 +109,31 @@ def test_a_regression_on_the_unchanged_queries_still_fails(recorded: pytest.Pyte
         "more below)",
         "  recall_at_k             0.500       0.400      -0.100   0.010        higher",
         "  retrieval: gold changed since the baseline: 20 queries added*"])
+
+
+@pytest.mark.parametrize("extra", [{"reference_answer": "an answer"},
+                                   {"required_facts": ["a fact"], "answerable": True}],
+                         ids=["reference_answer", "generation gold"])
+def test_gold_that_retrieval_does_not_read_leaves_its_gate_on(
+        recorded: pytest.Pytester, extra: dict[str, Any]) -> None:
+    """Issue 24 item 4: answers added to every query are no retrieval gold edit, so a
+    recall drop in the same change still fails, compared on every query."""
+    recorded.makefile(".json", gold=gold(extra=extra), answers=answers(worse=8))
+    result = run(recorded)
+    result.assert_outcomes(failed=1)
+    assert "gold changed" not in said(result)
+    result.stdout.fnmatch_lines([
+        "  recall_at_k             0.500       0.400      -0.100   0.010        higher"])
+
+
+def test_an_edited_question_is_no_retrieval_gold_edit(recorded: pytest.Pytester) -> None:
+    """No metric reads the question: rewording it leaves the gate comparing every query."""
+    items = json.loads(gold())
+    items["queries"][3]["question"] = "a reworded question"
+    recorded.makefile(".json", gold=json.dumps(items))
+    result = run(recorded)
+    result.assert_outcomes(passed=1)
+    assert "gold changed" not in said(result)
 
 
 def test_metrics_without_per_query_values_are_not_compared(recorded: pytest.Pytester) -> None:

@@ -8,7 +8,13 @@ import json
 
 import pytest
 from ragproject import (
-    BASELINE, FEWER_PLUGINS, TEST_RAG, WORSE, junit_cases, junit_properties, set_inputs,
+    BASELINE,
+    FEWER_PLUGINS,
+    TEST_RAG,
+    WORSE,
+    junit_cases,
+    junit_properties,
+    set_inputs,
 )
 
 CUSTOM = """

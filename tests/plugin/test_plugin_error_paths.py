@@ -13,7 +13,12 @@ from __future__ import annotations
 
 import pytest
 from error_cases import (
-    BASELINE_CASES, DATASET_CASES, BaselineCase, DatasetCase, exact, write_baseline,
+    BASELINE_CASES,
+    DATASET_CASES,
+    BaselineCase,
+    DatasetCase,
+    exact,
+    write_baseline,
 )
 from ragproject import BASELINE, write_ini
 

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import budget
 
 from pytest_rag.dataset.model import Chunk, Dataset, Document, EvidenceSpan, Params, Query
 from pytest_rag.registry import stage_metrics
@@ -481,7 +482,7 @@ def datasets(draw: st.DrawFn) -> Dataset:
                    queries=(Query("q1", expected_evidence=tuple(spans)),))
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=budget(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(datasets())
 def test_matches_a_naive_implementation(dataset: Dataset) -> None:
     values = ChunkEvaluator().evaluate(dataset).values

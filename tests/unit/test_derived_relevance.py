@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import budget
 
 from pytest_rag import EmbeddingEvaluator, RerankingEvaluator, RetrievalEvaluator
 from pytest_rag.dataset.arguments import resolve_inputs
@@ -195,7 +196,7 @@ def test_setting_is_validated_and_none_leaves_it_to_params() -> None:
 intervals = st.lists(st.tuples(st.integers(0, 60), st.integers(0, 40)), max_size=25)
 
 
-@settings(max_examples=300, derandomize=True, deadline=None, database=None)
+@settings(max_examples=budget(300), derandomize=True, deadline=None, database=None)
 @given(chunks=intervals, spans=intervals)
 def test_touching_pairs_matches_brute_force(chunks: list[tuple[int, int]],
                                             spans: list[tuple[int, int]]) -> None:

@@ -18,7 +18,12 @@ from pathlib import Path
 
 import pytest
 from error_cases import (
-    BASELINE_CASES, DATASET_CASES, GOOD_BASELINE, BaselineCase, DatasetCase, write_baseline,
+    BASELINE_CASES,
+    DATASET_CASES,
+    GOOD_BASELINE,
+    BaselineCase,
+    DatasetCase,
+    write_baseline,
 )
 
 from pytest_rag.cli import main

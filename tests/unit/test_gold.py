@@ -102,3 +102,39 @@ def test_a_gold_with_no_query_left_unchanged_compares_nothing_that_reads_queries
     baseline = Baseline().updated([before], REGISTRY, Tolerances())
     [diff] = compare_record(after, baseline, REGISTRY, Tolerances())
     assert diff.status == "gold changed"
+
+
+def test_a_stage_fingerprint_follows_only_the_gold_that_stage_reads() -> None:
+    from pytest_rag.compare.gold import gold_fingerprints
+    from pytest_rag.dataset.model import Dataset
+
+    edits = {"reference_answers": ("x",), "required_facts": ("f",), "answerable": False,
+             "question": "other", "expected_citations": ("d",)}
+    before = Dataset(queries=(QUERY,))
+    for change in edits.items():
+        after = Dataset(queries=(dataclasses.replace(QUERY, **dict([change])),))
+        assert gold_fingerprints(after, "retrieval") == gold_fingerprints(before, "retrieval")
+    relevant = Dataset(queries=(dataclasses.replace(QUERY, relevant={"other": 1}),))
+    assert gold_fingerprints(relevant, "retrieval") != gold_fingerprints(before, "retrieval")
+    assert gold_fingerprints(relevant, "generation") == gold_fingerprints(before, "generation")
+    answers = Dataset(queries=(dataclasses.replace(QUERY, reference_answers=("x",)),))
+    assert gold_fingerprints(answers, "generation") != gold_fingerprints(before, "generation")
+    # Never a digest of all the gold: an old entry's digest is told apart from a stage's.
+    assert QUERY.fingerprint not in gold_fingerprints(before, "generation").values()
+
+
+def test_an_entry_of_whole_gold_digests_is_unchanged_while_the_gold_is() -> None:
+    """Entries written before the per-stage fingerprints hold a digest of all the gold."""
+    from pytest_rag.compare.gold import gold_fingerprints, whole_gold_fingerprints
+    from pytest_rag.dataset.model import Dataset
+
+    def record_of(dataset: Dataset) -> StageRecord:
+        return StageRecord("t::t", "retrieval", {}, gold=gold_fingerprints(dataset, "retrieval"),
+                           whole_gold=whole_gold_fingerprints(dataset))
+
+    old = {"queries": {"q1": QUERY.fingerprint}}
+    change = gold_change(old, record_of(Dataset(queries=(QUERY,))))
+    assert change is not None and not change.changed and change.same == {"q1"}
+    answered = Dataset(queries=(dataclasses.replace(QUERY, reference_answers=("x",)),))
+    change = gold_change(old, record_of(answered))  # which field moved is not known: edited
+    assert change is not None and change.edited == ("q1",) and not change.same
