@@ -23,17 +23,30 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..dataset.fields import gold_attributes
 from ..registry import MetricSpec, need_alternatives
 
 if TYPE_CHECKING:
     from ..dataset.model import Dataset
-    from .records import StageRecord
 
 __all__ = ["GoldChange", "gold_change", "gold_fingerprints", "mean_over", "reads_queries",
            "whole_gold_fingerprints"]
+
+
+class Fingerprinted(Protocol):
+    """What a run's record holds about its gold
+    (:class:`~pytest_rag.compare.records.StageRecord`)."""
+
+    @property
+    def gold(self) -> Mapping[str, str]: ...
+
+    @property
+    def documents(self) -> str | None: ...
+
+    @property
+    def whole_gold(self) -> Mapping[str, str]: ...
 
 
 def gold_fingerprints(dataset: Dataset | None, stage: str) -> dict[str, str]:
@@ -113,7 +126,7 @@ def _ids(ids: tuple[str, ...]) -> str:
     return shown + (f", +{len(ids) - SHOWN_IDS} more" if len(ids) > SHOWN_IDS else "")
 
 
-def gold_change(stored: Mapping[str, Any] | None, record: StageRecord) -> GoldChange | None:
+def gold_change(stored: Mapping[str, Any] | None, record: Fingerprinted) -> GoldChange | None:
     """The change between a baseline entry's ``gold`` object and ``record``'s, or
     ``None`` when either side has no fingerprints (nothing to tell)."""
     old_queries = (stored or {}).get("queries")

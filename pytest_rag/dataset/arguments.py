@@ -18,11 +18,22 @@ from ..errors import unknown_names
 from .columns import plain_column
 from .fields import GOLD_FIELDS, RUN
 from .model import (
-    Chunk, Dataset, Document, Query, RunEntry, Vectors, assemble, chunk_ids, field_defaults,
+    Chunk,
+    Dataset,
+    Document,
+    Query,
+    RunEntry,
+    Vectors,
+    assemble,
+    chunk_ids,
+    field_defaults,
     replaced,
 )
 from .parser import (
-    MAX_GRADE, Parser, check_vector_dimensions, describe_value,
+    MAX_GRADE,
+    FormatChecks,
+    check_vector_dimensions,
+    describe_value,
 )
 
 __all__ = ["GOLD_QUERY_INPUTS", "RUN_INPUTS", "SECTION_INPUTS", "resolve_inputs"]
@@ -59,10 +70,10 @@ SECTION_INPUTS: tuple[str, ...] = (
     "documents", "chunks", "expected_chunks", "expected_metadata", "queries",
     "chunk_vectors", "sentence_vectors", "indexed_ids",
 )
-ALL_INPUTS: frozenset[str] = frozenset(GOLD_QUERY_INPUTS) | frozenset(RUN_INPUTS) | frozenset(SECTION_INPUTS)
+ALL_INPUTS: frozenset[str] = frozenset((*GOLD_QUERY_INPUTS, *RUN_INPUTS, *SECTION_INPUTS))
 
 
-def _query_mapping(parser: Parser, name: str, value: object) -> Mapping[str, Any]:
+def _query_mapping(parser: FormatChecks, name: str, value: object) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
         parser.fail(name, f"expected a mapping of query id to value "
                           f"(like {{'q1': ...}}), got {describe_value(value)}")
@@ -83,7 +94,8 @@ def _replaced(record: _Record, changes: Mapping[str, Any]) -> _Record:
     return replaced(record, changes) if changes else record
 
 
-def _chunk_vectors(parser: Parser, value: object, dataset: Dataset) -> tuple[tuple[str, ...], Any]:
+def _chunk_vectors(parser: FormatChecks, value: object, dataset: Dataset
+                   ) -> tuple[tuple[str, ...], Any]:
     if isinstance(value, Mapping):
         return parser.chunk_vectors(value, "chunk_vectors")
     matrix = parser.matrix(value, "chunk_vectors", rows=True)
@@ -131,7 +143,7 @@ def resolve_inputs(dataset: Dataset | None, inputs: Mapping[str, Any],
     given = {name: value for name, value in inputs.items() if value is not None}
     if not given:
         return base
-    parser = Parser(SOURCE, objects=True, doc_id_key=doc_id_key)
+    parser = FormatChecks(SOURCE, objects=True, doc_id_key=doc_id_key)
 
     documents = base.documents
     if "documents" in given:
@@ -169,7 +181,8 @@ def resolve_inputs(dataset: Dataset | None, inputs: Mapping[str, Any],
             changes["chunk_ids"], changes["chunk_matrix"] = _chunk_vectors(
                 parser, given["chunk_vectors"], dataclasses.replace(base, chunks=chunks))
         if "sentence_vectors" in given:
-            changes["sentences"] = parser.sentence_vectors(given["sentence_vectors"], "sentence_vectors")
+            changes["sentences"] = parser.sentence_vectors(given["sentence_vectors"],
+                                                           "sentence_vectors")
         if "indexed_ids" in given:
             changes["indexed_ids"] = parser.ids(given["indexed_ids"], "indexed_ids")
         vectors = dataclasses.replace(vectors, **changes)
@@ -197,7 +210,8 @@ def resolve_inputs(dataset: Dataset | None, inputs: Mapping[str, Any],
         for query_id in mapping:
             if query_id not in known:
                 if fixed_queries:
-                    parser.fail(f"{name}[{query_id!r}]", f"query {query_id!r} is not in the dataset")
+                    parser.fail(f"{name}[{query_id!r}]",
+                                f"query {query_id!r} is not in the dataset")
                 known[query_id] = len(known)
                 new_ids.append(query_id)
     query_ids = old_ids + new_ids

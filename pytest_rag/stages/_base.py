@@ -8,10 +8,10 @@ from operator import attrgetter, is_not
 from typing import Any, ClassVar
 
 from ..dataset.arguments import resolve_inputs
-from ..dataset.fields import GOLD_FIELDS
+from ..dataset.caches import collector_paused
+from ..dataset.fields import GOLD_FIELDS, RUN
 from ..dataset.frameworks import check_doc_id_key
-from ..dataset.gc_pause import collector_paused
-from ..dataset.model import RUN_FIELDS, Dataset
+from ..dataset.model import Dataset
 from ..kernels.aggregate import FloatArray, mean
 from ..registry import MetricSpec, describe_need, need_alternatives, stage_metrics
 from .report import Report
@@ -55,7 +55,7 @@ class StageEvaluator:
             object (LangChain, LlamaIndex, Haystack) instead of the defaults
             (:mod:`pytest_rag.dataset.frameworks`).
         **inputs:
-            Inputs by their FORMAT.md names.  Per-query inputs are mappings of
+            Inputs by their dataset-format names.  Per-query inputs are mappings of
             query id to value (``retrieved_ids={"q1": ["c3", "c1"]}``); an input
             passed here replaces the dataset's input of the same name for every
             query.  ``chunks`` and the ranked lists also take the chunk objects
@@ -158,12 +158,10 @@ def _has(value: object) -> bool:
         return True
 
 
-#: A gold input's name -> the :class:`Query` attribute that holds it (the field table's).
-_GOLD_FIELDS = {key: row.attribute for key, row in GOLD_FIELDS.items()}
 
 
 def available(dataset: Dataset, settings: Mapping[str, object], name: str) -> bool:
-    """Whether the input ``name`` (a FORMAT.md name or a setting) is given at all."""
+    """Whether the input ``name`` (a dataset-format name or a setting) is given at all."""
     if name in settings:
         return settings[name] is not None
     if name == "documents":
@@ -176,18 +174,18 @@ def available(dataset: Dataset, settings: Mapping[str, object], name: str) -> bo
         return bool(dataset.expected_metadata)
     vectors = dataset.vectors
     if name == "chunk_vectors":
-        return vectors is not None and vectors.chunk_matrix is not None and len(vectors.chunk_ids) > 0
+        return (vectors is not None and vectors.chunk_matrix is not None
+                and len(vectors.chunk_ids) > 0)
     if name == "sentence_vectors":
         return vectors is not None and bool(vectors.sentences)
     if name == "indexed_ids":
         return vectors is not None and vectors.indexed_ids is not None
     # The scans below run in C until the first value that is given.
-    if name in _GOLD_FIELDS:
-        values = map(attrgetter(_GOLD_FIELDS[name]), dataset.queries)
-    elif name in RUN_FIELDS:
-        values = map(attrgetter(name), dataset.run.values())
-    else:
+    row = GOLD_FIELDS.get(name) or RUN.get(name)  # the field table's row of a per-query input
+    if row is None:
         return False
+    records = dataset.queries if row.section == "queries" else dataset.run.values()
+    values = map(attrgetter(row.attribute), records)
     return any(map(_has, filter(_given, values)))
 
 

@@ -351,7 +351,7 @@ def _distinct_evidence(dataset: Dataset) -> tuple[_IntArray, _IntArray]:
 def _evidence_metrics(dataset: Dataset, scope: _IntArray) -> tuple[float | None, float | None]:
     """Completeness and fragmentation over the distinct gold spans of the documents in scope."""
     positions = positions_of(dataset)
-    rows, docs = dataset.gold_derived("distinct_evidence", _distinct_evidence)
+    rows, docs = dataset.gold_cached("distinct_evidence", _distinct_evidence)
     in_scope = np.zeros(len(dataset.documents), dtype=bool)
     in_scope[scope] = True
     rows = rows[in_scope[docs]]
@@ -382,7 +382,7 @@ def _structural_integrity(dataset: Dataset, scope: _IntArray) -> float | None:
     lows: list[_IntArray] = []
     highs: list[_IntArray] = []
     for doc in scope.tolist():
-        lo, hi = dataset.documents[doc].derived("markdown_blocks", _block_intervals)
+        lo, hi = dataset.documents[doc].cached("markdown_blocks", _block_intervals)
         if not lo.shape[0]:
             continue
         lows.append(lo + positions.base[doc])

@@ -163,3 +163,32 @@ def test_the_baseline_and_the_report_record_the_fingerprints(recorded: pytest.Py
     # pytest-rag diff reads the same fingerprints: the same verdict.
     diff = recorded.run("pytest-rag", "diff", BASELINE, "report.json")
     assert diff.ret == 0, diff.stdout.str()
+
+
+@pytest.mark.parametrize("workers", [None, "2"], ids=["one process", "xdist"])
+def test_an_entry_of_whole_gold_fingerprints_still_compares_every_query(
+        recorded: pytest.Pytester, workers: str | None) -> None:
+    """Entries written before the fingerprints were per stage hold a digest of all of a
+    query's gold: while none of it changed, the query compares (in the gate and in the
+    end-of-run summary, which reads what the workers send)."""
+    from pytest_rag import load_dataset
+
+    if workers is not None:
+        pytest.importorskip("xdist")
+    path = recorded.path / BASELINE
+    data = json.loads(path.read_text(encoding="utf-8"))
+    gold_file = load_dataset(recorded.path / "gold.json")
+    entry = data["tests"]["test_pipeline.py::test_pipeline"]["retrieval"]
+    entry["gold"]["queries"] = {query.id: query.fingerprint for query in gold_file.queries}
+    path.write_text(json.dumps(data, indent=2, sort_keys=True), encoding="utf-8")
+    args = () if workers is None else ("-n", workers)
+    recorded.makefile(".json", answers=answers(worse=8))
+    result = recorded.runpytest_subprocess("-p", "no:cacheprovider", "--rag-baseline", *args)
+    result.assert_outcomes(failed=1)
+    assert "gold changed" not in said(result)
+    # One field edited: which one is not known from a whole digest, so the query is edited.
+    recorded.makefile(".json", gold=gold(extra={"reference_answer": "an answer"}),
+                      answers=answers())
+    result = recorded.runpytest_subprocess("-p", "no:cacheprovider", "--rag-baseline", *args)
+    result.assert_outcomes(passed=1)
+    assert "40 queries edited" in said(result)

@@ -104,7 +104,7 @@ def test_the_item_path_and_the_fast_path_agree_on_every_row(row: Field) -> None:
 def test_the_fast_path_takes_every_row(row: Field) -> None:
     """A plain section with the field is read column by column (never ``None``)."""
     data = _file(row, SAMPLES[row.kind])
-    parser = parser_module.Parser("<test>")
+    parser = parser_module.FormatChecks("<test>")
     parser.documents_section(data["documents"])
     parser.use_chunks(parser.chunks_section(data["chunks"], "chunks", ids_required=True))
     if row.section == "queries":
@@ -132,8 +132,13 @@ def test_rows_that_are_not_keywords_are_not_inputs() -> None:
     assert {row.key for row in FIELDS if not row.keyword}.isdisjoint(ALL_INPUTS)
 
 
-def test_the_stages_gold_lists_come_from_the_table() -> None:
-    assert {key: row.attribute for key, row in GOLD_FIELDS.items()} == _base._GOLD_FIELDS
+@pytest.mark.parametrize("row", ROWS, ids=lambda row: row.key)
+def test_the_stages_see_every_row_given_and_not_given(row: Field) -> None:
+    """What a stage reports as missing ("needs ...") is looked up in the table."""
+    given = parse_dataset(_file(row, SAMPLES[row.kind]))
+    absent = parse_dataset(_file(row, None))
+    assert _base.available(given, {}, row.key)
+    assert not _base.available(absent, {}, row.key)
     assert {key for key, row in GOLD_FIELDS.items() if row.keyword} == set(GOLD_QUERY_INPUTS)
 
 
@@ -156,3 +161,35 @@ def test_the_readme_format_reference_has_a_row_for_every_field() -> None:
     for row in FIELDS:
         pattern = rf"^\| {section[row.section]} \| `{re.escape(row.key)}` \|"
         assert re.search(pattern, text, re.MULTILINE), row.key
+
+
+def test_the_readme_format_reference_names_every_key_of_every_mapping() -> None:
+    """The keys of the other mappings of the format (documents, chunks, vectors,
+    evidence spans, claims, the top level) are each in the README's reference too."""
+    from pytest_rag.dataset.parser import (
+        CHUNK_KEYS,
+        CLAIM_KEYS,
+        DOCUMENT_KEYS,
+        EVIDENCE_KEYS,
+        TOP_KEYS,
+        VECTOR_KEYS,
+    )
+
+    text = README.read_text(encoding="utf-8")
+    rows = re.findall(r"^\| (`[^|]*`|top level) \| ([^|]*) \|", text, re.MULTILINE)
+    named: dict[str, str] = {}
+    for section, keys in rows:
+        named[section] = named.get(section, "") + keys
+    for section, keys in (("`documents[]`", DOCUMENT_KEYS), ("`chunks[]`", CHUNK_KEYS),
+                          ("`vectors`", VECTOR_KEYS)):
+        for key in keys:
+            assert f"`{key}`" in named.get(section, ""), (section, key)
+    for key in TOP_KEYS:  # a section of its own, or the top level's row
+        assert any(section.startswith(f"`{key}") for section in named) or (
+            f"`{key}`" in named.get("top level", "")), key
+    evidence = next(line for line in text.splitlines()
+                    if line.startswith("| `queries[]` | `expected_evidence` |"))
+    claims = next(line for line in text.splitlines()
+                  if line.startswith("| `run.<query id>` | `verified_claims` |"))
+    assert all(key in evidence for key in EVIDENCE_KEYS)
+    assert all(key in claims for key in CLAIM_KEYS)

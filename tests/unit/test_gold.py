@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from pytest_rag.compare.gold import gold_change, mean_over
 from pytest_rag.compare.records import StageRecord
 from pytest_rag.dataset.model import Document, EvidenceSpan, Query, documents_fingerprint
+from pytest_rag.registry import STAGES
 
 QUERY = Query("q1", "Who?", {"a": 2, "b": 1}, (EvidenceSpan("d", 0, 5),), ("Ann",))
 
@@ -138,3 +142,21 @@ def test_an_entry_of_whole_gold_digests_is_unchanged_while_the_gold_is() -> None
     answered = Dataset(queries=(dataclasses.replace(QUERY, reference_answers=("x",)),))
     change = gold_change(old, record_of(answered))  # which field moved is not known: edited
     assert change is not None and change.edited == ("q1",) and not change.same
+
+
+EDITS = {"question": "Whom?", "relevant": {"a": 1}, "expected_evidence": (EvidenceSpan("d", 1, 5),),
+         "reference_answers": ("Bob",), "required_facts": ("fact",),
+         "expected_citations": ("d",), "answerable": False}
+
+
+@given(st.sets(st.sampled_from(sorted(EDITS))), st.sampled_from(STAGES))
+def test_a_stage_fingerprint_changes_exactly_when_a_field_it_reads_is_edited(
+        edited: set[str], stage: str) -> None:
+    from pytest_rag.compare.gold import gold_fingerprints
+    from pytest_rag.dataset.fields import gold_attributes
+    from pytest_rag.dataset.model import Dataset
+
+    after = dataclasses.replace(QUERY, **{name: EDITS[name] for name in edited})
+    changed = (gold_fingerprints(Dataset(queries=(after,)), stage)
+               != gold_fingerprints(Dataset(queries=(QUERY,)), stage))
+    assert changed == bool(edited & set(gold_attributes(stage)))
