@@ -219,7 +219,7 @@ class Sweep:
                 "comparable": column.comparable, "direction": column.direction}
         data: dict[str, Any] = {
             "variants": list(self.variants),
-            "knobs": {variant: {name: value for name, value in knobs}
+            "knobs": {variant: dict(knobs)
                       for variant, knobs in zip(self.variants, self.knobs)},
             "stages": stages, "equal_in_every_variant": self.same,
             "costs": {name: dict(zip(self.variants, values)) for name, values in self.costs},

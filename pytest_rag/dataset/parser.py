@@ -155,6 +155,7 @@ class FormatChecks(ValueChecks):
 
     def documents_section(self, value: object, place: str = "documents") -> tuple[Document, ...]:
         if isinstance(value, Mapping) and "glob" in value:  # documents: {glob: "docs/*.md"}
+            from .bounded_read import MAX_FILE_BYTES
             from .sources.globbing import glob_documents
 
             value = glob_documents(self, value, place, MAX_FILE_BYTES)

@@ -59,9 +59,9 @@ def test_a_bad_glob_is_a_clear_error(tmp_path: Path, documents: object, message:
 
 def test_the_matched_files_together_are_held_to_the_file_limit(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import pytest_rag.dataset.parser as parser
+    import pytest_rag.dataset.bounded_read as bounded_read
 
     _corpus(tmp_path)
-    monkeypatch.setattr(parser, "MAX_FILE_BYTES", 25)  # each file fits, the three do not
+    monkeypatch.setattr(bounded_read, "MAX_FILE_BYTES", 25)  # each file fits, the three do not
     with pytest.raises(DatasetError, match=r"the 3 matched files hold 34 bytes, more than"):
         load_dataset(_gold(tmp_path, {"glob": "docs/**/*.md"}))

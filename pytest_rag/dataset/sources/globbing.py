@@ -6,7 +6,7 @@ Each matched file becomes ``{"id": <its path relative to the folder, with
 />, "path": <the same>}``, in the order of those ids, and is then read as a
 ``path:`` document: the same folder rule, encoding and per-file size limit.
 All matched files together are held to the same limit as one file
-(``MAX_FILE_BYTES`` of the parser).
+(:data:`~pytest_rag.dataset.bounded_read.MAX_FILE_BYTES`).
 """
 
 from __future__ import annotations
