@@ -177,13 +177,23 @@ def test_retrieval(rag):
 
 
 @pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["serial", "xdist"])
-def test_a_stage_the_export_cannot_hold_is_named(pytester: pytest.Pytester,
-                                                  workers: tuple[str, ...]) -> None:
+def test_vectors_are_exported_and_a_problem_would_be_named(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
+        workers: tuple[str, ...]) -> None:
     pytester.makepyfile(test_vectors="""
 def test_embedding(rag):
-    rag.embedding(chunk_vectors={"a": [1.0, 0.0], "b": [0.0, 1.0]})
+    rag.embedding(chunk_vectors={"a": [0.1, 0.7], "b": [1 / 3, 1.0]}, indexed_ids=["a"],
+                  query_vector={"q1": [0.2, 0.9]}, relevant={"q1": ["a"]},
+                  queries=[{"id": "q1"}], k=1)
 """)
     result = pytester.runpytest_subprocess(*RUN, "--rag-export=exported", *workers)
     result.assert_outcomes(passed=1)
+    assert "--rag-export" not in result.stdout.str()
+    # A stage the export could not hold is named at the end of the run, under xdist too.
+    pytester.makeconftest("""
+import pytest_rag.dataset.sources.export as export
+export.UNSUPPORTED["embedding"] = "not today"
+""")
+    result = pytester.runpytest_subprocess(*RUN, "--rag-export=exported", *workers)
     result.stdout.fnmatch_lines(["pytest-rag: --rag-export: test_vectors.py::test_embedding "
-                                 "[[]embedding[]] not exported: vectors are not exported"])
+                                 "[[]embedding[]] not exported: not today"])

@@ -3,10 +3,9 @@
 :func:`dataset_json` turns the :class:`~pytest_rag.dataset.model.Dataset` a stage
 report read (its ``dataset``: the arguments resolved against the gold file) and
 the report's settings into FORMAT v1 data: documents with their text, chunks,
-expected chunks and metadata, the queries' gold and the run.  Grades derived from
-evidence are not written: ``params.relevance_from_evidence`` derives them again.
-Embedding vectors are not written either (:data:`UNSUPPORTED` says so), so an
-embedding report is not exported.
+expected chunks and metadata, the vectors, the queries' gold and the run.  Grades
+derived from evidence are not written: ``params.relevance_from_evidence`` derives
+them again.  Vectors are written as the floats they hold (``repr`` round-trips).
 """
 
 from __future__ import annotations
@@ -14,13 +13,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..model import Chunk, Dataset, Query, RunEntry
+from ..model import Chunk, Dataset, Query, RunEntry, Vectors
 from ..parser import PARAM_KEYS, RUN_KEYS
 
 __all__ = ["UNSUPPORTED", "dataset_json"]
 
-#: Stages whose inputs an export does not hold (vectors), with the reason.
-UNSUPPORTED = {"embedding": "vectors are not exported"}
+#: Stages whose inputs an export does not hold, with the reason (none today).
+UNSUPPORTED: dict[str, str] = {}
 
 
 def _chunk(chunk: Chunk) -> dict[str, Any]:
@@ -67,6 +66,19 @@ def _run_entry(entry: RunEntry) -> dict[str, Any]:
     return data
 
 
+def _vectors(vectors: Vectors) -> dict[str, Any]:
+    data: dict[str, Any] = {}
+    if vectors.chunk_ids and vectors.chunk_matrix is not None:
+        data["chunks"] = {chunk_id: row.tolist()
+                          for chunk_id, row in zip(vectors.chunk_ids, vectors.chunk_matrix)}
+    if vectors.sentences is not None:
+        data["sentences"] = {chunk_id: matrix.tolist()
+                             for chunk_id, matrix in vectors.sentences.items()}
+    if vectors.indexed_ids is not None:
+        data["indexed_ids"] = list(vectors.indexed_ids)
+    return data
+
+
 def _param(value: Any) -> Any:
     return list(value) if isinstance(value, tuple) else value
 
@@ -92,6 +104,10 @@ def dataset_json(dataset: Dataset, settings: Mapping[str, Any]) -> dict[str, Any
     if dataset.expected_metadata is not None:
         data["expected_metadata"] = {key: dict(value)
                                      for key, value in dataset.expected_metadata.items()}
+    if dataset.vectors is not None:
+        vectors = _vectors(dataset.vectors)
+        if vectors:
+            data["vectors"] = vectors
     data["queries"] = [_query(query) for query in dataset.queries]
     run = {query_id: _run_entry(entry) for query_id, entry in dataset.run.items()}
     run = {query_id: entry for query_id, entry in run.items() if entry}
