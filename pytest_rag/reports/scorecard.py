@@ -65,6 +65,9 @@ def _table(rows: Sequence[tuple[str, ...]], width: int) -> list[str]:
             for line in (headers, ["-" * size for size in widths], *cells)]
 
 
+#: Variants a sweep table lists by default (``-v`` lists all): about a screenful.
+SWEEP_ROWS = 20
+
 #: Row statuses that make the default scorecard show their stage report.
 ATTENTION = frozenset({"FAIL", "REGRESSED", "LOST", "within noise", "improved", "new",
                        "gold changed"})
@@ -281,7 +284,8 @@ class Scorecard:
                        f"report{'s' if quiet != 1 else ''} with nothing to flag "
                        "(-v lists them)")
         for sweep in self.sweeps():
-            out.extend(sweep_lines(sweep, max(sweep_width or width, 40)))
+            out.extend(sweep_lines(sweep, max(sweep_width or width, 40),
+                                   None if full else SWEEP_ROWS))
         if self.entries:
             out.extend(textwrap.wrap(self.summary_line(), width))
         return out

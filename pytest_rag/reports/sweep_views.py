@@ -170,9 +170,25 @@ def _legend(sweep: Sweep, columns: Sequence[SweepTableColumn]) -> str:
     return "; ".join(parts)
 
 
-def sweep_lines(sweep: Sweep, width: int = 80) -> list[str]:
+def _shown_rows(sweep: Sweep, limit: int | None) -> list[int]:
+    """The variants listed: all, or the first ``limit`` plus the best, the recommended
+    and the shipped one wherever they are."""
+    count = len(sweep.variants)
+    if limit is None or count <= limit:
+        return list(range(count))
+    verdict = sweep.verdict
+    keep = set(range(limit))
+    if verdict is not None:
+        keep |= {i for i in (verdict.best, verdict.recommended, verdict.shipped,
+                             verdict.beaten_by) if i is not None}
+    return sorted(keep)
+
+
+def sweep_lines(sweep: Sweep, width: int = 80, limit: int | None = None) -> list[str]:
     """The sweep for a terminal of ``width`` columns: one row per variant, columns in
-    order while they fit, the rest in continuation tables (the variant repeated)."""
+    order while they fit, the rest in continuation tables (the variant repeated).
+    ``limit``: list at most that many variants (and the ones the verdict names), the
+    others counted."""
     import textwrap
 
     title = (f"Sweep {terminal_text(sweep.test)}: {len(sweep.variants)} variants"
@@ -181,12 +197,15 @@ def sweep_lines(sweep: Sweep, width: int = 80) -> list[str]:
     columns = sweep_columns(sweep)
     if not columns:
         return [*out, "  every metric is equal in every variant"]
+    shown = _shown_rows(sweep, limit)
     names = [_short(terminal_text(v), 28) for v in sweep.variants]
-    first = max(len("variant"), *(len(n) for n in names))
+    first = max(len("variant"), *(len(names[i]) for i in shown))
     laid = []
     for column in columns:
         cells = [terminal_text(_short(c.text, KNOB_LIMIT) if not column.numeric else c.text)
                  for c in column.cells]
+        listed = set(shown)
+        cells = [cells[i] if i in listed else "" for i in range(len(cells))]
         top, bottom = header_lines(terminal_text(column.header))
         laid.append((column, (top, bottom), cells,
                      max(len(top), len(bottom), *(len(c) for c in cells))))
@@ -211,13 +230,17 @@ def sweep_lines(sweep: Sweep, width: int = 80) -> list[str]:
         if any(c[1][0] for c in chunk):
             rows.append(["", *(c[1][0] for c in chunk)])
         rows += [["variant", *(c[1][1] for c in chunk)], ["-" * s for s in sizes]]
-        rows += [[names[i], *(c[2][i] for c in chunk)] for i in range(len(names))]
+        rows += [[names[i], *(c[2][i] for c in chunk)] for i in shown]
         numeric = [False, *(c[0].numeric for c in chunk)]
         for row in rows:
             cells = [text.rjust(size) if right else text.ljust(size)
                      for text, size, right in zip(row, sizes, numeric)]
             out.append(_fit(("  " + "  ".join(cells)).rstrip(), width))
         start = end
+    hidden = len(sweep.variants) - len(shown)
+    if hidden:
+        out.append(f"  {hidden} more variant{'s' if hidden != 1 else ''} (-v or "
+                   "--rag-report-md lists them)")
     legend = _legend(sweep, columns)
     for text in ([legend] if legend else []) + verdict_lines(sweep) + (
             [f"{sweep.same} metric{'s' if sweep.same != 1 else ''} equal in every variant"]

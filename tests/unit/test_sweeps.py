@@ -295,3 +295,19 @@ def test_an_objective_no_variant_recorded_fails_the_gate_instead_of_passing() ->
     assert sweep.verdict is not None and sweep.verdict.recommended is None
     assert sweep.verdict.gate == ("shipped variant 'a' did not measure "
                                   "augmentation.context_sufficient")
+
+
+def test_a_long_sweep_lists_a_screenful_and_counts_the_rest() -> None:
+    records = [StageRecord(f"t.py::test[v{i:02d}]", "augmentation",
+                           {"context_sufficient": 1.0 if i == 27 else 0.5},
+                           {"context_sufficient": {f"q{j}": 1.0 if i == 27 else 0.5
+                                                   for j in range(5)}})
+               for i in range(30)]
+    card = build_scorecard(records, {}, {}, REGISTRY)
+    lines = card.lines()
+    rows = [line for line in lines if line.startswith("  v") and not line.startswith("  var")]
+    assert len(rows) == 21  # the first 20 and the best, v27
+    assert rows[-1].startswith("  v27")
+    assert "  9 more variants (-v or --rag-report-md lists them)" in lines
+    assert len([line for line in card.lines(full=True)
+                if line.startswith("  v") and not line.startswith("  var")]) == 30
