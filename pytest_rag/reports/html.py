@@ -44,16 +44,16 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from html import escape
 from typing import TYPE_CHECKING, Any
 
-from ..formatting import delta_text, number_text, settings_text
+from ..formatting import settings_text
 from ..registry import REGISTRY, MetricSpec
+from .html_parts import _attrs, _delta_text, _e, _exact, _number, format_number
 from .svg import BASELINE, CURRENT, WORSE, Marker, Series, bar, bin_counts, histogram
+from .sweep_html import sweeps_section
 
 if TYPE_CHECKING:
     from ..compare.baseline import Baseline
-    from ..compare.sweeps import Sweep
     from .scorecard import Scorecard, ScoreEntry, ScoreRow
 
 __all__ = ["SECTIONS", "render_html"]
@@ -170,47 +170,6 @@ section{break-before:auto}
 
 
 # -- formatting ------------------------------------------------------------------
-def _e(text: object) -> str:
-    return escape(str(text), quote=True)
-
-
-def _exact(value: float | int | None) -> str:
-    """The machine-readable form: ``repr`` of a float, an integer as is, ``null`` for None."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    return repr(float(value))
-
-
-def format_number(value: float | None) -> str:
-    """A value for people: 3 decimals, 1 above 1000, 2 significant digits below 0.01."""
-    if value is None:
-        return "not measured"
-    return number_text(value)
-
-
-def _delta_text(value: float) -> str:
-    return delta_text(value)
-
-
-def _attrs(**attributes: object) -> str:
-    """`` data-x="..."`` for each attribute that is not ``None`` (``_`` becomes ``-``)."""
-    return "".join(f' {name.rstrip("_").replace("_", "-")}="{_e(value)}"'
-                   for name, value in attributes.items() if value is not None)
-
-
-def _number(tag: str, value: float | int | None, *, text: str | None = None,
-            css: str = "", **attributes: object) -> str:
-    """An element holding a reported number, with its exact value in ``data-value``."""
-    shown = text if text is not None else format_number(value)
-    classes = " ".join(part for part in (css, "nm" if value is None else "") if part)
-    return (f"<{tag}{_attrs(class_=classes or None, **attributes)} data-value=\"{_exact(value)}\">"
-            f"{_e(shown)}</{tag}>")
-
-
 def _count(tag: str, count: int, field: str, key: str, css: str = "") -> str:
     """A count of the report's ``summary`` (or of test outcomes), shown as it is."""
     return _number(tag, count, text=str(count), css=css, data_field=field, data_key=key)
@@ -578,98 +537,6 @@ def _chunk_sizes(scorecard: Scorecard, details: Mapping[tuple[str, str], Mapping
     return out
 
 
-def _sweep(sweep: Sweep) -> str:
-    from .sweep_views import sweep_columns, verdict_lines
-
-    head = [f'<h3><code>{_e(sweep.test)}</code>: {len(sweep.variants)} variants</h3>']
-    columns = sweep_columns(sweep)
-    if not columns:
-        return "".join(head) + '<p class="none">Every metric is equal in every variant.</p>'
-    groups, previous = ["<th></th>"], ""
-    for column in columns:
-        groups.append(f"<th>{_e(column.group if column.group != previous else '')}</th>")
-        previous = column.group
-    cells = ["<th>variant</th>"] + [
-        f'<th class="{"num" if c.numeric else ""}"><code>{_e(c.header)}</code></th>'
-        for c in columns]
-    body = []
-    for i, variant in enumerate(sweep.variants):
-        row = [f"<th><code>{_e(variant)}</code></th>"]
-        for column in columns:
-            cell = column.cells[i]
-            if column.group == "knobs" or not column.key:
-                row.append(f'<td class="{"num" if column.numeric else ""}">{_e(cell.text)}</td>')
-                continue
-            field, stage, key = (
-                ("sweep-objective", None, column.key) if column.group == "objective" else
-                ("sweep-cost", None, column.key) if column.group == "cost" else
-                ("sweep", column.group, column.key.partition(".")[2]))
-            text = cell.text.rstrip("*") + (" ★" if cell.best else "")
-            row.append(_number("td", cell.value, text=text,
-                               css="num best" if cell.best else "num", data_field=field,
-                               data_test=sweep.test, data_stage=stage, data_key=key,
-                               data_variant=variant))
-        verdict = sweep.verdict
-        css = "recommended" if verdict is not None and verdict.recommended == i else None
-        body.append(f"<tr{_attrs(class_=css, data_variant=variant)}>{''.join(row)}</tr>")
-    notes = "".join(f"<li>{_e(line)}</li>" for line in verdict_lines(sweep))
-    same = ""
-    if sweep.same:
-        count = _number("span", sweep.same, text=str(sweep.same), data_test=sweep.test,
-                        data_field="equal_in_every_variant")
-        same = (f'<p class="note">{count} more metric{"s" if sweep.same != 1 else ""} equal in '
-                "every variant.</p>")
-    return ("".join(head) + f'<ul class="verdict">{notes}</ul>{_sweep_chart(sweep)}'
-            f'<div class="scroll"{_attrs(data_test=sweep.test)}><table class="sweep"><thead>'
-            f'<tr>{"".join(groups)}</tr><tr>{"".join(cells)}</tr></thead><tbody>'
-            f'{"".join(body)}</tbody></table>{same}</div>')
-
-
-def _sweep_chart(sweep: Sweep) -> str:
-    """The objective against each cost of the rule: a scatter with the frontier."""
-    from .svg import Point, scatter
-
-    verdict = sweep.verdict
-    if verdict is None or not verdict.cost:
-        return ""
-    costs = dict(sweep.costs)
-    charts = []
-    for name in verdict.cost:
-        values = costs.get(name)
-        if values is None:
-            continue
-        points = [Point(cost, standing.mean, variant, standing.frontier,
-                        verdict.recommended == i)
-                  for i, (variant, standing, cost) in enumerate(
-                      zip(sweep.variants, verdict.standings, values))
-                  if standing.mean is not None and cost is not None]
-        if not points:
-            continue
-        chart = scatter(points, title=f"{verdict.objective} against {name}", x_label=name,
-                        y_label=verdict.objective)
-        charts.append(f"<figure><figcaption><code>{_e(verdict.objective)}</code> against "
-                      f"<code>{_e(name)}</code>: the frontier joined, the recommendation in "
-                      f"green</figcaption>{chart}</figure>")
-    return f'<div class="grid">{"".join(charts)}</div>' if charts else ""
-
-
-def _sweeps(scorecard: Scorecard) -> list[str]:
-    out = ['<section id="sweeps"><h2>Sweeps</h2>']
-    sweeps = scorecard.sweeps()
-    if not sweeps:
-        out.append('<p class="none">No sweep: no parametrized test recorded a stage in '
-                   "two or more variants.</p></section>")
-        return out
-    out.append('<p class="note">Parametrized variants of one test side by side, one row per '
-               "variant: its knobs, its objective against the best (paired difference and "
-               "95% interval; tied when it holds 0), whether it is on the quality-against-cost "
-               "frontier, its costs and the metrics that differ. ★ marks the best value of a "
-               "comparable metric; ~ a metric that does not compare across the variants.</p>")
-    out.extend(_sweep(sweep) for sweep in sweeps)
-    out.append("</section>")
-    return out
-
-
 def _id_list(ids: Sequence[str], grades: Mapping[str, Any]) -> str:
     """A ranked list of ids, those with a grade above 0 marked relevant."""
     if not ids:
@@ -842,7 +709,7 @@ def render_html(scorecard: Scorecard,
              f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>",
              f"<header><h1>{_e(title)}</h1><nav>{nav}</nav></header><main>"]
     parts.extend(_summary(scorecard, ids))
-    parts.extend(_sweeps(scorecard))
+    parts.extend(sweeps_section(scorecard))
     parts.extend(_metrics(scorecard, registry, ids))
     parts.extend(_distributions(scorecard, registry, baseline))
     parts.extend(_chunk_sizes(scorecard, found))
