@@ -584,7 +584,7 @@ class RagSession:
             full = self.options.scorecard == "full" or self.config.get_verbosity() > 0
             terminalreporter.write_sep("=", "RAG scorecard")
             for line in scorecard.lines(full=full,
-                                        sweep_width=terminalreporter._tw.fullwidth):
+                                        sweep_width=self.config.get_terminal_writer().fullwidth):
                 terminalreporter.write_line(line)
             counts = scorecard.counts()
             improved = counts.get("improved", 0)
