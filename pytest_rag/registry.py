@@ -108,6 +108,20 @@ class MetricSpec:
         return self.unit in ("ms", "usd", "tokens")
 
     @property
+    def graded_by_chunk(self) -> bool:
+        """The value counts relevant *chunks* (it needs ``relevant``), so it compares
+        across chunkers only when they share chunk-level grades: with grades derived
+        from evidence spans each chunker grades its own chunks, and bigger chunks
+        collect more grades.  Token, evidence, context and answer metrics compare
+        text positions or answers and stay comparable."""
+        return "relevant" in self.needs
+
+    @property
+    def cost(self) -> bool:
+        """Latency, money or tokens spent, lower better: a cost of a sweep variant."""
+        return self.relative_tolerance and self.direction is Direction.LOWER
+
+    @property
     def measured(self) -> bool:
         """Latency: timed by the pipeline, so it varies between runs of unchanged code
         (cost and tokens are counted from the run and do not)."""

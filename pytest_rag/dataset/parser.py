@@ -132,6 +132,11 @@ class FormatChecks(ValueChecks):
             self.fail(error.place, error.problem)
 
     def documents_section(self, value: object, place: str = "documents") -> tuple[Document, ...]:
+        if isinstance(value, Mapping) and "glob" in value:  # documents: {glob: "docs/*.md"}
+            from .bounded_read import MAX_FILE_BYTES
+            from .sources.globbing import glob_documents
+
+            value = glob_documents(self, value, place, MAX_FILE_BYTES)
         documents: list[Document] = []
         for i, item in enumerate(self.sequence(value, place)):
             where = f"{place}[{i}]"

@@ -130,6 +130,9 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption("--rag-html", dest="rag_html", metavar="PATH", default=None,
                     help="write a self-contained HTML report: metric bars, distributions of "
                          "regressed metrics, chunk sizes, sweeps and a per-query drill-down")
+    group.addoption("--rag-export", dest="rag_export", metavar="DIR", default=None,
+                    help="write what each recorded stage read as a dataset file, "
+                         "DIR/<test>/<stage>.json, that `pytest-rag evaluate` reproduces")
 
     for name, help_, type_, default in _INI_OPTIONS:
         parser.addini(name, help_, type=type_, default=default)
@@ -204,6 +207,8 @@ class RagOptions:
     run_path: Path | None = None
     #: ini ``rag_relevance_level``: the grade from which TREC qrels count as relevant.
     relevance_level: int = 1
+    #: ``--rag-export``: the folder of the dataset exports (``None``: none written).
+    export_dir: Path | None = None
 
     @classmethod
     def from_config(cls, config: pytest.Config, specs: Mapping[str, MetricSpec]) -> RagOptions:
@@ -285,4 +290,5 @@ class RagOptions:
             relevance_level=ini_settings["relevance_level"] or setting("relevance_level").default,
             stage_settings=stage_settings,
             significance=significance, report_html=path_of(option.rag_html),
+            export_dir=path_of(getattr(option, "rag_export", None)),
         )
