@@ -10,6 +10,7 @@ junit-xml properties, and the results into the report's payload
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Collection, Generator, Mapping
 from typing import TYPE_CHECKING, Any
@@ -106,6 +107,7 @@ class GatePlugin:
         checks = {(r.stage): [c for c in test_checks if c.stage == r.stage] for r in records}
         diffs: dict[str, list[MetricDiff]] = {}
         gold_notes: list[str] = []  # said after a failure: why some metrics compared as they did
+        gold_changed: set[str] = set()
         for record in records:
             for (stage, key), threshold in chosen.items():
                 if stage != record.stage or key not in record.values:
@@ -129,6 +131,7 @@ class GatePlugin:
                 change = baseline.gold_change(record)
                 if change is not None:
                     gold_notes.append(f"  {record.stage}: {change.text()}")
+                    gold_changed.add(record.stage)
                 if (self.options.strict and not self.options.update
                         and baseline.entry(item.nodeid, record.stage) is None):
                     failures.append(f"{record.stage}: no baseline entry for this test in "
@@ -140,22 +143,33 @@ class GatePlugin:
             records = [self._with_details(record, latest[record.stage],
                                           diffs.get(record.stage, [])) for record in records]
         _add_junit_properties(item, records, diffs)
+        sweep = item.get_closest_marker("rag_sweep") is not None
+        if not (sweep or self._controller_reads_per_query()):
+            # Only the gold fingerprints of a changed gold: the controller names the change.
+            records = [dataclasses.replace(
+                record, per_query={}, gold=record.gold if record.stage in gold_changed else {})
+                for record in records]
         regressed = [diff for stage_diffs in diffs.values() for diff in stage_diffs
                      if diff.failed] if not self.options.update else []
         message = _message(failures, regressed, self.options.baseline_path.name, titles)
         if message:
             message.extend(gold_notes)
         payload = make_payload(
-            sweep=item.get_closest_marker("rag_sweep") is not None, records=records,
+            sweep=sweep, records=records,
             checks=[check for stage_checks in checks.values() for check in stage_checks],
             diffs=[diff for stage_diffs in diffs.values() for diff in stage_diffs])
         return message, payload
 
+    def _controller_reads_per_query(self) -> bool:
+        """Whether the end of the run reads per-query values and gold fingerprints: to
+        write the baseline, a report file or the scorecard a ``pytest_rag_scorecard``
+        hook receives.  Otherwise a test's payload leaves them out (pytest-xdist sends
+        every payload to the controller, and the controller keeps it to the end)."""
+        return self.options.update or self.session.reports_wanted()
+
     def _with_details(self, record: StageRecord, report: Report,
                       diffs: list[MetricDiff]) -> StageRecord:
         """``record`` with the drill-down details of the HTML report (``--rag-html``)."""
-        import dataclasses
-
         from ..reports.drilldown import build_details
 
         before = None
@@ -213,6 +227,10 @@ class GatePlugin:
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]
                                   ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
         report = yield
+        if call.when == "teardown" and item_state_key in item.stash:
+            # The test is over: its reports (and the inputs they hold) are not needed any
+            # more, and pytest keeps every item to the end of the run.
+            del item.stash[item_state_key]
         if call.when != "call":
             return report
         state = item.stash.get(item_state_key, None)

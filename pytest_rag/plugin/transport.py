@@ -25,16 +25,26 @@ PAYLOAD = "rag_payload"
 
 
 class RunResults:
-    """What the run's tests recorded, merged on the controller."""
+    """What the run's tests recorded, merged on the controller.
+
+    Merging a test's payload costs time in proportion to that payload, never to
+    what was merged before: records are kept by ``(node id, stage)``, so that a
+    rerun of a test replaces its records in place of a scan of the whole run.
+    """
 
     def __init__(self) -> None:
-        self.records: list[StageRecord] = []
+        self._records: dict[tuple[str, str], StageRecord] = {}
         self.checks: dict[tuple[str, str], list[CheckRecord]] = {}
         self.diffs: dict[tuple[str, str], list[MetricDiff]] = {}
         #: The call-phase outcome of each test ("passed", "failed", "skipped").
         self.outcomes: dict[str, str] = {}
         #: Test functions (node ids without parameters) marked ``rag_sweep``.
         self.sweep_tests: set[str] = set()
+
+    @property
+    def records(self) -> list[StageRecord]:
+        """Every stage record, in the order the tests delivered them (a rerun's last)."""
+        return list(self._records.values())
 
     def add(self, nodeid: str, payload: Mapping[str, Any]) -> None:
         """Merge one test's payload (:func:`make_payload`)."""
@@ -44,9 +54,10 @@ class RunResults:
         if payload.get("sweep"):
             self.sweep_tests.add(split_nodeid(nodeid)[0])
         for data in payload["records"]:
-            self.records = [r for r in self.records
-                            if (r.nodeid, r.stage) != (data["nodeid"], data["stage"])]
-            self.records.append(StageRecord.from_json(data))
+            record = StageRecord.from_json(data)
+            ident = (record.nodeid, record.stage)
+            self._records.pop(ident, None)  # a rerun's record goes last, as it arrived
+            self._records[ident] = record
         for data in payload["checks"]:
             self.checks.setdefault((nodeid, data["stage"]), []).append(
                 CheckRecord.from_json(data))
