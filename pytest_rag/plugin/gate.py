@@ -81,9 +81,9 @@ class GatePlugin:
         return declared + list(self.options.cli_thresholds) + list(self.options.ini_thresholds)
 
     def _finish_item(self, item: pytest.Item, state: ItemState
-                     ) -> tuple[list[str], dict[str, Any]]:
-        """Checks, diffs and properties of one test: ``(failure message lines, payload)``;
-        no lines when the gate passes."""
+                     ) -> tuple[list[str], dict[str, Any], bool]:
+        """Checks, diffs and properties of one test: ``(failure message lines, payload,
+        whether a metric regressed)``; no lines when the gate passes."""
         from ..compare.baseline import compare_record
         from ..compare.records import CheckRecord, StageRecord
 
@@ -158,7 +158,7 @@ class GatePlugin:
             sweep=sweep, records=records,
             checks=[check for stage_checks in checks.values() for check in stage_checks],
             diffs=[diff for stage_diffs in diffs.values() for diff in stage_diffs])
-        return message, payload
+        return message, payload, bool(regressed)
 
     def _controller_reads_per_query(self) -> bool:
         """Whether the end of the run reads per-query values and gold fingerprints: to
@@ -240,10 +240,21 @@ class GatePlugin:
                 report.outcome = "failed"
                 report.longrepr = "\n".join(_message(lost, [], self.options.baseline_path.name))
             return report
-        message_lines, payload = self._finish_item(item, state)
+        message_lines, payload, regressed = self._finish_item(item, state)
         if message_lines:
             message = "\n".join(message_lines)
-            if report.passed:
+            if report.skipped and hasattr(report, "wasxfail") and regressed and (
+                    self.options.strict):
+                # xfail covers the test's own failure, not a worse pipeline.
+                del report.wasxfail  # a failure of its own, not a strict xpass
+                report.outcome = "failed"
+                message += "\na regression in an xfail test (--rag-strict)"
+                add_section = getattr(report.longrepr, "addsection", None)
+                if add_section is not None:
+                    add_section("RAG checks", message)
+                else:
+                    report.longrepr = f"{report.longrepr}\n\n{message}"
+            elif report.passed:
                 report.outcome = "failed"
                 report.longrepr = message
             elif report.failed:

@@ -36,10 +36,19 @@ class RunResults:
         self._records: dict[tuple[str, str], StageRecord] = {}
         self.checks: dict[tuple[str, str], list[CheckRecord]] = {}
         self.diffs: dict[tuple[str, str], list[MetricDiff]] = {}
-        #: The call-phase outcome of each test ("passed", "failed", "skipped").
+        #: The call-phase outcome of each test ("passed", "failed", "skipped"); "skipped"
+        #: also for a test skipped in its setup (a ``skip``/``skipif`` marker).
         self.outcomes: dict[str, str] = {}
+        #: Tests with a failed report in any phase: failed, or an error in setup or teardown.
+        self.failed: set[str] = set()
+        #: Tests whose call failed as their ``xfail`` marker expected.
+        self.xfailed: set[str] = set()
         #: Test functions (node ids without parameters) marked ``rag_sweep``.
         self.sweep_tests: set[str] = set()
+
+    def passed(self, nodeid: str) -> bool:
+        """Whether the test ran to the end and passed, setup and teardown included."""
+        return self.outcomes.get(nodeid) == "passed" and nodeid not in self.failed
 
     @property
     def records(self) -> list[StageRecord]:
@@ -82,8 +91,14 @@ class TransportPlugin:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         results = self.results
+        if report.failed:
+            results.failed.add(report.nodeid)
         if report.when == "call":
             results.outcomes[report.nodeid] = report.outcome
+            if report.skipped and hasattr(report, "wasxfail"):
+                results.xfailed.add(report.nodeid)
+        elif report.when == "setup" and report.skipped:
+            results.outcomes[report.nodeid] = "skipped"
         payload = getattr(report, PAYLOAD, None)
         if report.when != "call" or not payload:
             return
