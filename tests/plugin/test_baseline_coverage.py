@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from ragproject import BASELINE, GOLD, WORSE, baseline, set_inputs
+from ragproject import BASELINE, FEWER_PLUGINS, GOLD, WORSE, baseline, set_inputs
 
 RUN = ("-p", "no:cacheprovider")
 UPDATE = (*RUN, "--rag-update-baseline")
@@ -268,3 +268,35 @@ def test_a_compare_run_from_a_subfolder_does_not_call_other_folders_stale(
         result.assert_outcomes(passed=1)
         assert result.ret == pytest.ExitCode.OK
         result.stdout.no_fnmatch_line("*no longer exist*")
+
+
+# -- the same through pytest-xdist: the controller learns it from the workers' reports -----
+XDIST_TESTS = SKIPPING + '''
+
+def test_d(rag):
+    rag.retrieval()
+    assert not (HERE / "fail").exists()
+'''
+
+
+def test_under_xdist_the_controller_names_failed_and_skipped_tests(
+        rag_pytester: pytest.Pytester) -> None:
+    pytest.importorskip("xdist")
+    rag_pytester.makepyfile(test_rag=XDIST_TESTS)
+    rag_pytester.runpytest(*UPDATE).assert_outcomes(passed=4)
+    (rag_pytester.path / "skip-b").touch()
+    (rag_pytester.path / "fail").touch()
+    before = baseline(rag_pytester)["tests"]
+    result = rag_pytester.runpytest_subprocess(*UPDATE, *FEWER_PLUGINS, "-n", "2")
+    result.assert_outcomes(passed=2, failed=1, skipped=1)
+    result.stdout.fnmatch_lines(["pytest-rag: baseline entries not updated: test failed "
+                                 "(--rag-update-failed records them anyway): "
+                                 "test_rag.py::test_d"])
+    assert baseline(rag_pytester)["tests"]["test_rag.py::test_d"] == before["test_rag.py::test_d"]
+    (rag_pytester.path / "fail").unlink()  # every test that runs passes: only the skip fails
+    result = rag_pytester.runpytest_subprocess(*COMPARE, *FEWER_PLUGINS, "--rag-strict",
+                                               "-n", "2")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["pytest-rag: not gated in this run (skipped; their baseline "
+                                 "entries were not compared): test_rag.py::test_b "
+                                 "(--rag-strict fails the run)"])
