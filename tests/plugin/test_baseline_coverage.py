@@ -289,14 +289,14 @@ def test_under_xdist_the_controller_names_failed_and_skipped_tests(
     before = baseline(rag_pytester)["tests"]
     result = rag_pytester.runpytest_subprocess(*UPDATE, *FEWER_PLUGINS, "-n", "2")
     result.assert_outcomes(passed=2, failed=1, skipped=1)
-    result.stdout.fnmatch_lines(["pytest-rag: baseline entries not updated: test failed "
+    result.stdout.fnmatch_lines([("pytest-rag: baseline entries not updated: test failed "
                                  "(--rag-update-failed records them anyway): "
-                                 "test_rag.py::test_d"])
+                                 "test_rag.py::test_d")])
     assert baseline(rag_pytester)["tests"]["test_rag.py::test_d"] == before["test_rag.py::test_d"]
     (rag_pytester.path / "fail").unlink()  # every test that runs passes: only the skip fails
     result = rag_pytester.runpytest_subprocess(*COMPARE, *FEWER_PLUGINS, "--rag-strict",
                                                "-n", "2")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    result.stdout.fnmatch_lines(["pytest-rag: not gated in this run (skipped; their baseline "
+    result.stdout.fnmatch_lines([("pytest-rag: not gated in this run (skipped; their baseline "
                                  "entries were not compared): test_rag.py::test_b "
-                                 "(--rag-strict fails the run)"])
+                                 "(--rag-strict fails the run)")])
