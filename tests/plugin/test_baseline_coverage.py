@@ -145,6 +145,10 @@ def test_known_gap(rag):
 def test_a_regression_in_an_xfail_test_is_named_and_fails_strict(
         rag_pytester: pytest.Pytester) -> None:
     rag_pytester.makepyfile(test_rag=XFAIL)
+    result = rag_pytester.runpytest(*UPDATE)
+    result.assert_outcomes(xfailed=1)
+    result.stdout.fnmatch_lines(["pytest-rag: baseline entries not updated: test failed "
+                                 "*: test_rag.py::test_known_gap"])
     rag_pytester.runpytest(*UPDATE, "--rag-update-failed").assert_outcomes(xfailed=1)
     set_inputs(rag_pytester, retrieved_ids=WORSE)
     result = rag_pytester.runpytest(*COMPARE)
@@ -247,6 +251,9 @@ def test_a_run_from_a_subfolder_prunes_only_what_it_covered(
     result = pytester.runpytest(*UPDATE, "--rag-prune-baseline")
     result.assert_outcomes(passed=1)
     result.stdout.no_fnmatch_line("*pruned*")
+    result.stdout.fnmatch_lines(["pytest-rag: --rag-prune-baseline kept 1 entry outside the "
+                                 "paths this run collected from, which it cannot tell are "
+                                 "gone (run from the rootdir to prune them)"])
     assert entries(pytester) == BOTH
     # A test of this folder that is gone is pruned; the other folder's entry stays.
     (pytester.path / "tests" / "retrieval" / "test_r.py").write_text(
