@@ -149,7 +149,7 @@ def test_the_export_of_a_run_is_reproduced_by_the_command_line(
     import subprocess
     import sys
 
-    from pytest_rag.plugin.export import export_folder
+    from pytest_rag.plugin.report_files import export_folder
 
     _project(pytester, "@pytest.mark.rag_sweep", "[(8, 2), (4, 12)]", '["8", "4"]')
     pytester.makepyfile(test_more="""
