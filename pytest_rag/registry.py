@@ -74,7 +74,8 @@ class MetricSpec:
     formula:
         The definition, in plain text.
     needs:
-        The inputs (FORMAT.md names) without which the metric is ``None``.
+        The inputs (their names in the dataset format) without which the metric is
+        ``None``.
         An entry ``"answer|abstained"`` is met by either input
         (:func:`need_alternatives`).
     unit:

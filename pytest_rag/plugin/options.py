@@ -278,10 +278,10 @@ class RagOptions:
                           if value is not None and setting(name).scope != "loader"}
 
         significance = option.rag_significance
-        inisignificance_level = str(config.getini("rag_significance")).strip()
-        if significance is None and inisignificance_level:
+        ini_significance = str(config.getini("rag_significance")).strip()
+        if significance is None and ini_significance:
             try:
-                significance = significance_level(inisignificance_level)
+                significance = significance_level(ini_significance)
             except argparse.ArgumentTypeError as error:
                 raise pytest.UsageError(f"ini rag_significance: {error}") from None
 

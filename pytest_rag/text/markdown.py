@@ -2,7 +2,8 @@
 
 ``structural_integrity`` (chunking) asks whether each block of a document
 stayed whole in one chunk.  The blocks are found here, in one pass over the
-lines of the text (split at ``\\n`` only), by the rules of SEMANTICS.md:
+lines of the text (split at ``\\n`` only), by these rules (the README's
+"Metric definitions", Chunking, states them for users):
 
 ``heading``
     An ATX heading line: ``#`` to ``######`` at the very start of the line,

@@ -14,6 +14,7 @@ import pytest
 from pytest_rag.dataset.model import Dataset, Document
 from pytest_rag.dataset.parser import parse_dataset
 from pytest_rag.kernels import cohesion, int_keys, lexical, lexical_sets
+from pytest_rag.kernels.lexical import words as word_ids
 from pytest_rag.kernels.positions import positions_of
 from pytest_rag.stages import chunking
 
@@ -77,21 +78,21 @@ def test_hash_collisions_fall_back_to_strings(monkeypatch: pytest.MonkeyPatch,
                                               seed: int) -> None:
     # Base 1: a range's hash is the sum of its code points, so the anagrams
     # "ab" and "ba" collide; the check must catch it and give exact ids.
-    monkeypatch.setattr(lexical, "_BASE", 1)
-    monkeypatch.setattr(lexical, "_INVERSE", 1)
+    monkeypatch.setattr(word_ids, "_BASE", 1)
+    monkeypatch.setattr(word_ids, "_INVERSE", 1)
     _close(*_both(_dataset(seed)))
 
 
 def test_anagrams_are_different_words_even_when_their_hashes_collide(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(lexical, "_BASE", 1)
-    monkeypatch.setattr(lexical, "_INVERSE", 1)
+    monkeypatch.setattr(word_ids, "_BASE", 1)
+    monkeypatch.setattr(word_ids, "_INVERSE", 1)
     text = "ab ba. ab"
     codes = np.frombuffer(text.encode("utf-32-le"), dtype="<u4")
-    lower, special, _ = lexical._code_tables(codes)
+    lower, special, _ = word_ids._code_tables(codes)
     starts, ends = np.array([0, 3, 7]), np.array([2, 5, 9])
-    ids, count = lexical._block_ids(text, codes, lower, special, starts, ends,
-                                    lexical._HashPowers())
+    ids, count = word_ids._block_ids(text, codes, lower, special, starts, ends,
+                                    word_ids.HashPowers())
     assert count == 2
     assert ids[0] == ids[2] != ids[1]
 
@@ -100,11 +101,11 @@ def test_case_and_special_lowercase() -> None:
     text = "ΟΔΟΣ οδος İx i̇x ΣΑΣ σας"
     tokens = [(0, 4), (5, 9), (10, 12), (13, 16), (17, 20), (21, 24)]
     codes = np.frombuffer(text.encode("utf-32-le"), dtype="<u4")
-    lower, special, _ = lexical._code_tables(codes)
+    lower, special, _ = word_ids._code_tables(codes)
     starts = np.array([a for a, _ in tokens])
     ends = np.array([b for _, b in tokens])
-    ids, _ = lexical._block_ids(text, codes, lower, special, starts, ends,
-                                lexical._HashPowers())
+    ids, _ = word_ids._block_ids(text, codes, lower, special, starts, ends,
+                                word_ids.HashPowers())
     words = [text[a:b].lower() for a, b in tokens]
     for i in range(len(tokens)):
         for j in range(len(tokens)):
@@ -117,13 +118,13 @@ def test_chunkings_of_one_corpus_hash_each_document_once(monkeypatch: pytest.Mon
     """A sweep: several chunkings of the same document objects reuse each document's
     word ids (computed once), and every chunking still matches the Python sets."""
     calls: list[str] = []
-    original = lexical._document_words
+    original = word_ids._document_words
 
     def counted(document: object, powers: object) -> object:
         calls.append(document.id)  # type: ignore[attr-defined]
         return original(document, powers)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(lexical, "_document_words", counted)
+    monkeypatch.setattr(word_ids, "_document_words", counted)
     corpus = _dataset(seed)
     for variant in range(4):
         chunks = _dataset(seed * 100 + variant + 1).chunks  # type: ignore[attr-defined]
@@ -142,13 +143,13 @@ def test_a_sweep_through_the_evaluator_joins_each_block_once(monkeypatch: pytest
     word ids are built by the first chunking only, and the values stay those of a fresh
     dataset; a dataset with other documents does not share it."""
     calls: list[object] = []
-    original = lexical._block_words
+    original = word_ids.block_words
 
     def counted(documents: object, block: object, powers: object) -> object:
         calls.append(block)
         return original(documents, block, powers)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(lexical, "_block_words", counted)
+    monkeypatch.setattr(lexical, "block_words", counted)
     text = "Alpha beta. Gamma ALPHA delta!\nBeta beta gamma. Στάσις ΟΔΟΣ alpha."
     corpus = Dataset(documents=(Document("d", text),))
     chunkings = [[{"id": f"c{i}", "doc_id": "d", "start": a, "end": b}
@@ -238,7 +239,7 @@ def test_previous_occurrence_of_every_position(size: int) -> None:
     for position, value in enumerate(word.tolist()):
         expected.append(last.get(value, -1))
         last[value] = position
-    assert lexical._previous_of(word).tolist() == expected
+    assert word_ids._previous_of(word).tolist() == expected
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -250,15 +251,15 @@ def test_sentence_starts_are_those_of_the_regular_expression(seed: int) -> None:
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 30)))
         codes = np.frombuffer(text.encode("utf-32-le"), dtype="<u4")
         expected = sorted({m.end() for m in re.finditer(r"[.!?](?=\s)|\n", text)})
-        assert lexical.sentence_starts(codes, lexical._code_tables(codes)[2]).tolist() == expected
+        assert lexical.sentence_starts(codes, word_ids._code_tables(codes)[2]).tolist() == expected
 
 
 def test_hash_powers_grow_and_keep_their_values() -> None:
-    powers = lexical._HashPowers()
+    powers = word_ids.HashPowers()
     short = powers.upto(5)[0].copy()
     long_power, long_inverse = powers.upto(1000)
     assert long_power.shape[0] >= 1000 and (long_power[:5] == short).all()
-    assert (long_power[:1000] == lexical._powers(1000, lexical._BASE)).all()
+    assert (long_power[:1000] == word_ids._powers(1000, word_ids._BASE)).all()
     assert (long_power * long_inverse == 1).all()  # inverses modulo 2**64
     assert powers.upto(10)[0] is long_power  # no shrinking, no recomputing
 
