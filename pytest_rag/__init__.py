@@ -15,7 +15,7 @@ __version__ = "0.1.0.dev0"
 __all__ = [
     "assert_metric",
     "AugmentationEvaluator",
-    "ChunkEvaluator",
+    "ChunkingEvaluator",
     "Comparison",
     "Dataset",
     "DatasetError",
@@ -42,7 +42,7 @@ _LOCATIONS: dict[str, str] = {
     "Comparison": "pytest_rag.stages.checks",
     "MetricValue": "pytest_rag.stages.checks",
     "AugmentationEvaluator": "pytest_rag.stages.augmentation",
-    "ChunkEvaluator": "pytest_rag.stages.chunking",
+    "ChunkingEvaluator": "pytest_rag.stages.chunking",
     "EmbeddingEvaluator": "pytest_rag.stages.embedding",
     "EndToEndEvaluator": "pytest_rag.stages.end_to_end",
     "GenerationEvaluator": "pytest_rag.stages.generation",
@@ -71,7 +71,7 @@ if TYPE_CHECKING:
     from .registry import REGISTRY, STAGES, Direction, MetricSpec
     from .stages.augmentation import AugmentationEvaluator
     from .stages.checks import Comparison, MetricValue, assert_metric
-    from .stages.chunking import ChunkEvaluator
+    from .stages.chunking import ChunkingEvaluator
     from .stages.embedding import EmbeddingEvaluator
     from .stages.end_to_end import EndToEndEvaluator
     from .stages.evaluate import EVALUATORS, evaluate_dataset

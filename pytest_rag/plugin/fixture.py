@@ -138,7 +138,7 @@ class Rag:
         return report
 
     def chunking(self, **kwargs: Any) -> Report:
-        """Evaluate and record the chunking stage (``ChunkEvaluator``)."""
+        """Evaluate and record the chunking stage (``ChunkingEvaluator``)."""
         __tracebackhide__ = True
         return self._run("chunking", kwargs)
 

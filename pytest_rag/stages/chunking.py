@@ -31,7 +31,7 @@ from ..text.markdown import markdown_blocks
 from ..text.tokens import span_intervals
 from ._base import ReportBuilder, StageEvaluator
 
-__all__ = ["ChunkEvaluator", "json_equal"]
+__all__ = ["ChunkingEvaluator", "json_equal"]
 
 DEFAULT_BOUNDARY_TOLERANCE: Final[int] = setting("boundary_tolerance").default
 #: Tokens on each side of a boundary for ``lexical_boundary_clarity``.
@@ -81,7 +81,7 @@ def _greedy_matches(predicted: list[int], ideal: list[int], tolerance: int) -> i
     return matches
 
 
-class ChunkEvaluator(StageEvaluator):
+class ChunkingEvaluator(StageEvaluator):
     """Chunking metrics, pooled over every chunk of the documents that have one.
 
     Parameters
@@ -141,7 +141,7 @@ class ChunkEvaluator(StageEvaluator):
 
     Examples
     --------
-    >>> report = ChunkEvaluator(size_limits=(2, 3)).evaluate(
+    >>> report = ChunkingEvaluator(size_limits=(2, 3)).evaluate(
     ...     documents={"d": "One two three. Four five"},
     ...     chunks=[{"id": "a", "doc_id": "d", "start": 0, "end": 14},
     ...             {"id": "b", "doc_id": "d", "start": 15, "end": 24}])

@@ -10,7 +10,7 @@ from ..errors import unknown_names
 from ..registry import STAGES
 from ._base import StageEvaluator
 from .augmentation import AugmentationEvaluator
-from .chunking import ChunkEvaluator
+from .chunking import ChunkingEvaluator
 from .embedding import EmbeddingEvaluator
 from .end_to_end import EndToEndEvaluator
 from .generation import GenerationEvaluator
@@ -22,7 +22,7 @@ __all__ = ["EVALUATORS", "evaluate_dataset", "make_evaluator"]
 
 #: Stage key to its evaluator class.
 EVALUATORS: dict[str, type[StageEvaluator]] = {
-    "chunking": ChunkEvaluator,
+    "chunking": ChunkingEvaluator,
     "embedding": EmbeddingEvaluator,
     "retrieval": RetrievalEvaluator,
     "reranking": RerankingEvaluator,

@@ -128,7 +128,7 @@ def _words(text: str) -> list[str]:
 
 # -- pytest-rag ------------------------------------------------------------------
 def _rag(inputs: Inputs) -> Any:
-    from pytest_rag import ChunkEvaluator, RetrievalEvaluator, parse_dataset
+    from pytest_rag import ChunkingEvaluator, RetrievalEvaluator, parse_dataset
 
     dataset = parse_dataset({
         "documents": [{"id": doc_id, "text": text} for doc_id, text in inputs.documents.items()],
@@ -137,7 +137,7 @@ def _rag(inputs: Inputs) -> Any:
                     for query_id, spans in inputs.evidence.items()],
         "run": {query_id: {"retrieved_ids": ids} for query_id, ids in inputs.retrieved.items()},
     })
-    chunking = ChunkEvaluator(size_limits=SIZE_LIMITS).evaluate(dataset)
+    chunking = ChunkingEvaluator(size_limits=SIZE_LIMITS).evaluate(dataset)
     return chunking, RetrievalEvaluator(k=K).evaluate(dataset)
 
 

@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from pytest_rag.dataset.arguments import resolve_inputs
 from pytest_rag.kernels import positions
 from pytest_rag.kernels.answers import rouge_l_f1
-from pytest_rag.stages.chunking import ChunkEvaluator
+from pytest_rag.stages.chunking import ChunkingEvaluator
 from pytest_rag.stages.retrieval import RetrievalEvaluator
 
 
@@ -86,7 +86,7 @@ def _cohesion(sentences: int) -> Callable[[], object]:
              for _ in range(sentences * 10))
     text = " ".join(" ".join(next(words) for _ in range(10)) + "." for _ in range(sentences))
     chunk = [{"id": "c", "doc_id": "d", "start": 0, "end": len(text)}]
-    evaluator = ChunkEvaluator()
+    evaluator = ChunkingEvaluator()
     return lambda: evaluator.evaluate(documents={"d": text}, chunks=chunk)
 
 

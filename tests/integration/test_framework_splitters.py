@@ -23,7 +23,7 @@ import pytest
 
 from pytest_rag import Dataset, load_dataset
 from pytest_rag.stages.augmentation import AugmentationEvaluator
-from pytest_rag.stages.chunking import ChunkEvaluator
+from pytest_rag.stages.chunking import ChunkingEvaluator
 from pytest_rag.stages.reranking import RerankingEvaluator
 from pytest_rag.stages.retrieval import RetrievalEvaluator
 
@@ -63,7 +63,7 @@ def metrics(chunks: Sequence[Any], ranked: Mapping[str, Sequence[Any]]
     dataset = gold()
     graded = {"relevance_from_evidence": True}
     return {
-        "chunking": ChunkEvaluator().evaluate(dataset, chunks=chunks).values,
+        "chunking": ChunkingEvaluator().evaluate(dataset, chunks=chunks).values,
         "retrieval": RetrievalEvaluator(**graded).evaluate(
             dataset, chunks=chunks, retrieved_ids=ranked).values,
         "reranking": RerankingEvaluator(**graded).evaluate(

@@ -1,4 +1,4 @@
-"""ChunkEvaluator: hand-computed cases, every None rule, and a naive oracle."""
+"""ChunkingEvaluator: hand-computed cases, every None rule, and a naive oracle."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from hypothesis_profiles import budget
 
 from pytest_rag.dataset.model import Chunk, Dataset, Document, EvidenceSpan, Params, Query
 from pytest_rag.registry import stage_metrics
-from pytest_rag.stages.chunking import ChunkEvaluator, json_equal
+from pytest_rag.stages.chunking import ChunkingEvaluator, json_equal
 from pytest_rag.text.markdown import markdown_blocks
 
 KEYS = [spec.key for spec in stage_metrics("chunking")]
@@ -39,13 +39,13 @@ def chunk(chunk_id: str, start: int, end: int, doc_id: str = "d") -> dict[str, A
     return {"id": chunk_id, "doc_id": doc_id, "start": start, "end": end}
 
 
-def evaluate(evaluator: ChunkEvaluator | None = None, **inputs: Any) -> dict[str, float | None]:
-    return dict((evaluator or ChunkEvaluator()).evaluate(**inputs).values)
+def evaluate(evaluator: ChunkingEvaluator | None = None, **inputs: Any) -> dict[str, float | None]:
+    return dict((evaluator or ChunkingEvaluator()).evaluate(**inputs).values)
 
 
 def hand_values() -> dict[str, float | None]:
     return evaluate(
-        ChunkEvaluator(size_limits=(6, 10), boundary_tolerance=0,
+        ChunkingEvaluator(size_limits=(6, 10), boundary_tolerance=0,
                        required_metadata=["source", "page"]),
         documents={"refunds": HAND},
         chunks=HAND_CHUNKS,
@@ -119,14 +119,14 @@ def test_hand_document_lexical_uses_the_chunk_text_tokens() -> None:
 
 # -- None rules ------------------------------------------------------------------
 def test_no_chunk_gives_every_metric_none() -> None:
-    values = evaluate(ChunkEvaluator(size_limits=(1, 5), required_metadata=["source"]),
+    values = evaluate(ChunkingEvaluator(size_limits=(1, 5), required_metadata=["source"]),
                       documents={"d": "Some text here."},
                       expected_metadata={"c1": {"source": "x"}})
     assert values == dict.fromkeys(KEYS)
 
 
 def test_inputs_not_given_leave_their_metrics_none() -> None:
-    report = ChunkEvaluator().evaluate(documents={"d": "One two. Three four."},
+    report = ChunkingEvaluator().evaluate(documents={"d": "One two. Three four."},
                                        chunks=[chunk("a", 0, 8), chunk("b", 9, 20)])
     for key in ("size_compliance", "boundary_f1", "semantic_cohesion",
                 "semantic_boundary_clarity", "semantic_chunk_stickiness",
@@ -146,17 +146,17 @@ def test_settings_come_from_params_when_not_given() -> None:
     chunks = (Chunk("x", "d", 0, 6, {"k": 1}), Chunk("y", "d", 7, 10))
     dataset = Dataset(params=Params(size_limits=(3, 3), required_metadata=("k",)),
                       documents=(doc,), chunks=chunks)
-    from_params = ChunkEvaluator().evaluate(dataset)
+    from_params = ChunkingEvaluator().evaluate(dataset)
     assert from_params.size_compliance == 1 / 2  # sizes 3 and 2
     assert from_params.metadata_completeness == 1 / 2
-    overridden = ChunkEvaluator(size_limits=(2, 3), required_metadata=[]).evaluate(dataset)
+    overridden = ChunkingEvaluator(size_limits=(2, 3), required_metadata=[]).evaluate(dataset)
     assert overridden.size_compliance == 2 / 2
     assert overridden.metadata_completeness == 2 / 2  # no key required: every chunk complete
     assert overridden.settings["boundary_tolerance"] == 0
 
 
 def test_chunk_without_token_counts_with_size_zero() -> None:
-    values = evaluate(ChunkEvaluator(size_limits=(1, 9)),
+    values = evaluate(ChunkingEvaluator(size_limits=(1, 9)),
                       documents={"d": "alpha beta ... gamma"},
                       chunks=[chunk("a", 0, 10), chunk("b", 10, 15), chunk("c", 15, 20)])
     # sizes 2, 0 ("  ..."), 1
@@ -245,7 +245,7 @@ def boundary(ends: list[int], ideal: list[int], tolerance: int) -> float | None:
     chunks = [chunk(f"c{i}", s, e) for i, (s, e) in enumerate(zip(starts, [*ends, 40]))]
     expected = [{"doc_id": "d", "start": s, "end": e}
                 for s, e in zip([0, *ideal], [*ideal, 40])]
-    return evaluate(ChunkEvaluator(boundary_tolerance=tolerance), documents={"d": TEN},
+    return evaluate(ChunkingEvaluator(boundary_tolerance=tolerance), documents={"d": TEN},
                     chunks=chunks, expected_chunks=expected)["boundary_f1"]
 
 
@@ -334,7 +334,7 @@ def test_metadata_completeness_needs_non_null_values() -> None:
     chunks = [{**chunk("a", 0, 1), "metadata": {"s": "x", "p": 0}},
               {**chunk("b", 2, 3), "metadata": {"s": "x", "p": None}},
               chunk("c", 4, 5)]
-    values = evaluate(ChunkEvaluator(required_metadata=["s", "p"]),
+    values = evaluate(ChunkingEvaluator(required_metadata=["s", "p"]),
                       documents={"d": "a b c"}, chunks=chunks)
     assert values["metadata_completeness"] == 1 / 3
 
@@ -376,12 +376,12 @@ def test_lexical_boundary_uses_last_and_first_twelve_tokens() -> None:
 def test_bad_settings_raise_value_error(kwargs: dict[str, Any], message: str) -> None:
     """The messages of the one setting validation (pytest_rag.settings)."""
     with pytest.raises(ValueError) as error:
-        ChunkEvaluator(**kwargs)
+        ChunkingEvaluator(**kwargs)
     assert str(error.value) == message
 
 
 def test_settings_accept_lists_and_whole_floats() -> None:
-    evaluator = ChunkEvaluator(size_limits=[1, 2.0], boundary_tolerance=3.0,
+    evaluator = ChunkingEvaluator(size_limits=[1, 2.0], boundary_tolerance=3.0,
                                required_metadata=("a",))
     assert evaluator.size_limits == (1, 2)
     assert evaluator.boundary_tolerance == 3
@@ -487,7 +487,7 @@ def datasets(draw: st.DrawFn) -> Dataset:
 @settings(max_examples=budget(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(datasets())
 def test_matches_a_naive_implementation(dataset: Dataset) -> None:
-    values = ChunkEvaluator().evaluate(dataset).values
+    values = ChunkingEvaluator().evaluate(dataset).values
     for key, expected in naive(dataset).items():
         if expected is None:
             assert values[key] is None, key
@@ -508,12 +508,12 @@ def test_document_work_is_done_once_per_document_across_chunkings(monkeypatch: A
 
     monkeypatch.setattr(chunking, "markdown_blocks", counted)
     base = Dataset(documents=(Document("refunds", HAND),))
-    first = ChunkEvaluator().evaluate(base, chunks=HAND_CHUNKS)
-    second = ChunkEvaluator().evaluate(base, chunks=[chunk("w", 0, 92, "refunds")])
+    first = ChunkingEvaluator().evaluate(base, chunks=HAND_CHUNKS)
+    second = ChunkingEvaluator().evaluate(base, chunks=[chunk("w", 0, 92, "refunds")])
     assert len(calls) == 1
     fresh = Dataset(documents=(Document("refunds", HAND),))
-    assert ChunkEvaluator().evaluate(fresh, chunks=HAND_CHUNKS).values == first.values
-    assert ChunkEvaluator().evaluate(fresh, chunks=[chunk("w", 0, 92, "refunds")]).values == \
+    assert ChunkingEvaluator().evaluate(fresh, chunks=HAND_CHUNKS).values == first.values
+    assert ChunkingEvaluator().evaluate(fresh, chunks=[chunk("w", 0, 92, "refunds")]).values == \
         second.values
     assert len(calls) == 2
     assert second.values["structural_integrity"] == 1.0

@@ -19,7 +19,7 @@ from pytest_rag.dataset.arguments import resolve_inputs
 from pytest_rag.dataset.model import Chunk, ChunkTable, chunk_ids
 from pytest_rag.dataset.parser import parse_dataset
 from pytest_rag.errors import DatasetError
-from pytest_rag.stages.chunking import ChunkEvaluator
+from pytest_rag.stages.chunking import ChunkingEvaluator
 from pytest_rag.stages.embedding import EmbeddingEvaluator
 from pytest_rag.stages.report import Report
 from pytest_rag.stages.retrieval import RetrievalEvaluator
@@ -149,7 +149,7 @@ def test_other_stages_read_a_table_as_records() -> None:
     queries = {"q1": ["c1", "c2"], "q2": ["c5"]}
     retrieved = {"q1": ["c2", "c7", "c1"], "q2": ["c9", "c5"]}
     for evaluator, inputs in (
-            (ChunkEvaluator(size_limits=(2, 4)), {}),
+            (ChunkingEvaluator(size_limits=(2, 4)), {}),
             (RetrievalEvaluator(k=2), {"relevant": queries, "retrieved_ids": retrieved})):
         columnar = evaluator.evaluate(documents=DOCUMENTS, chunks=plain, **inputs)
         records = evaluator.evaluate(documents=DOCUMENTS, chunks=_records(plain), **inputs)

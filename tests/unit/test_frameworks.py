@@ -18,7 +18,7 @@ import pytest
 
 from pytest_rag import DatasetError, load_dataset
 from pytest_rag.stages.augmentation import AugmentationEvaluator
-from pytest_rag.stages.chunking import ChunkEvaluator
+from pytest_rag.stages.chunking import ChunkingEvaluator
 from pytest_rag.stages.reranking import RerankingEvaluator
 from pytest_rag.stages.retrieval import RetrievalEvaluator
 
@@ -124,7 +124,7 @@ def evaluate_all(chunks: list[Any], ranked: dict[str, list[Any]],
     common = {"documents": DOCUMENTS, "queries": QUERIES, "chunks": chunks, **options}
     graded = {"relevance_from_evidence": True}
     return {
-        "chunking": ChunkEvaluator().evaluate(**common).values,
+        "chunking": ChunkingEvaluator().evaluate(**common).values,
         "retrieval": RetrievalEvaluator(**graded).evaluate(**common, retrieved_ids=ranked).values,
         "reranking": RerankingEvaluator(**graded).evaluate(**common, reranked_ids=ranked).values,
         "augmentation": AugmentationEvaluator().evaluate(**common, context_ids=ranked).values,
@@ -190,7 +190,7 @@ def test_retrieved_objects_bring_their_chunks(make: Any) -> None:
 
 
 def test_langchain_documents_without_ids_get_ids_from_document_and_offsets() -> None:
-    report = ChunkEvaluator().evaluate(documents=DOCUMENTS, chunks=langchain())
+    report = ChunkingEvaluator().evaluate(documents=DOCUMENTS, chunks=langchain())
     assert report.dataset is not None
     assert [chunk.id for chunk in report.dataset.chunks][:2] == ["faq[0:35]", "faq[35:70]"]
 
@@ -214,7 +214,7 @@ def test_score_pairs_and_nodes_with_scores_stand_for_their_chunk() -> None:
 
 def test_plain_strings_are_located_by_text() -> None:
     texts = [doc["text"][start:end] for doc in DOCUMENTS for start, end in spans(doc["text"], 35)]
-    got = ChunkEvaluator().evaluate(documents=DOCUMENTS, queries=QUERIES, chunks=texts)
+    got = ChunkingEvaluator().evaluate(documents=DOCUMENTS, queries=QUERIES, chunks=texts)
     assert same(got.values, EXPECTED["chunking"])
 
 
@@ -239,7 +239,7 @@ def test_a_source_path_matches_the_file_a_document_was_read_from(tmp_path: Path)
         documents = [LangChainDocument(item.page_content, {
             **item.metadata, "source": source.format(item.metadata["source"])})
             for item in langchain()]
-        got = ChunkEvaluator().evaluate(dataset, chunks=documents, queries=QUERIES)
+        got = ChunkingEvaluator().evaluate(dataset, chunks=documents, queries=QUERIES)
         assert same(got.values, EXPECTED["chunking"]), source
 
 
@@ -248,13 +248,13 @@ def test_doc_id_key_names_the_metadata_key() -> None:
         "start_index": item.metadata["start_index"], "article": item.metadata["source"],
         "source": "crawler-7"}) for item in langchain()]
     with pytest.raises(DatasetError) as raised:
-        ChunkEvaluator().evaluate(documents=DOCUMENTS, chunks=documents)
+        ChunkingEvaluator().evaluate(documents=DOCUMENTS, chunks=documents)
     message = str(raised.value)
     assert message.startswith("<arguments>: chunks[0]: the LangChain Document's document is not "
                               "known: metadata['source'] 'crawler-7' matches no document (tried "
                               "as a document id, as a file (no document was read from a file));")
     assert message.endswith("(metadata['article'] is a document id: set doc_id_key='article')")
-    got = ChunkEvaluator().evaluate(documents=DOCUMENTS, queries=QUERIES, chunks=documents,
+    got = ChunkingEvaluator().evaluate(documents=DOCUMENTS, queries=QUERIES, chunks=documents,
                                     doc_id_key="article")
     assert same(got.values, EXPECTED["chunking"])
 
@@ -264,7 +264,7 @@ def test_a_parent_id_that_matches_nothing_falls_back_to_metadata() -> None:
     documents = [HaystackDocument(item.content, {**item.meta, "source_id": "9f2c",
                                                  "file_path": item.meta["source_id"]}, item.id)
                  for item in haystack()]
-    got = ChunkEvaluator().evaluate(documents=DOCUMENTS, queries=QUERIES, chunks=documents)
+    got = ChunkingEvaluator().evaluate(documents=DOCUMENTS, queries=QUERIES, chunks=documents)
     assert same(got.values, EXPECTED["chunking"])
 
 
@@ -284,7 +284,7 @@ def test_a_parent_id_that_matches_nothing_falls_back_to_metadata() -> None:
 def test_objects_that_cannot_be_placed_are_located_errors(chunks: list[Any],
                                                           message: str) -> None:
     with pytest.raises(DatasetError) as raised:
-        ChunkEvaluator().evaluate(documents=DOCUMENTS, chunks=chunks)
+        ChunkingEvaluator().evaluate(documents=DOCUMENTS, chunks=chunks)
     assert str(raised.value).startswith(f"<arguments>: {message}")
 
 
@@ -311,11 +311,11 @@ def test_no_framework_is_imported() -> None:
 
     code = (
         "import sys\n"
-        "from pytest_rag.stages.chunking import ChunkEvaluator\n"
+        "from pytest_rag.stages.chunking import ChunkingEvaluator\n"
         "class Document:\n"
         "    def __init__(self, text):\n"
         "        self.page_content, self.metadata, self.id = text, {'start_index': 0}, None\n"
-        "ChunkEvaluator().evaluate(documents=[{'id': 'd', 'text': 'alpha beta'}],\n"
+        "ChunkingEvaluator().evaluate(documents=[{'id': 'd', 'text': 'alpha beta'}],\n"
         "                          chunks=[Document('alpha')])\n"
         "print(sorted({'langchain_core', 'llama_index', 'haystack'} & set(sys.modules)))\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -328,7 +328,7 @@ def test_plain_data_in_chunks_gets_the_files_message(item: Any) -> None:
     """A null or a number is a broken mapping, not an unknown object: the same message
     as from a file (the fuzz suite compares the two)."""
     with pytest.raises(DatasetError, match=r"chunks\[0\]: expected a mapping, got "):
-        ChunkEvaluator().evaluate(documents=DOCUMENTS, chunks=[item])
+        ChunkingEvaluator().evaluate(documents=DOCUMENTS, chunks=[item])
 
 
 def test_parse_dataset_takes_objects_when_asked() -> None:
@@ -361,7 +361,7 @@ def test_any_iterable_is_read_once_and_gives_the_lists_result(make: Any, once: A
     ranked = ranked_objects(make()) if make is not hand_chunks else ranked_ids(make())
     expected = evaluate_all(make(), ranked)
     graded = {"relevance_from_evidence": True}
-    for stage, evaluator, name in [("chunking", ChunkEvaluator(), None),
+    for stage, evaluator, name in [("chunking", ChunkingEvaluator(), None),
                                    ("retrieval", RetrievalEvaluator(**graded), "retrieved_ids"),
                                    ("reranking", RerankingEvaluator(**graded), "reranked_ids"),
                                    ("augmentation", AugmentationEvaluator(), "context_ids")]:
@@ -370,14 +370,14 @@ def test_any_iterable_is_read_once_and_gives_the_lists_result(make: Any, once: A
         got = evaluator.evaluate(documents=DOCUMENTS, queries=QUERIES, chunks=once(make()),
                                  **lists)
         assert same(got.values, expected[stage]), stage
-    boundaries = ChunkEvaluator().evaluate(documents=DOCUMENTS, chunks=once(make()),
+    boundaries = ChunkingEvaluator().evaluate(documents=DOCUMENTS, chunks=once(make()),
                                            expected_chunks=once(make()))
-    assert same(boundaries.values, ChunkEvaluator().evaluate(
+    assert same(boundaries.values, ChunkingEvaluator().evaluate(
         documents=DOCUMENTS, chunks=make(), expected_chunks=make()).values)
     assert boundaries.values["boundary_f1"] == 1.0
-    queries = ChunkEvaluator().evaluate(documents=DOCUMENTS, queries=once(QUERIES),
+    queries = ChunkingEvaluator().evaluate(documents=DOCUMENTS, queries=once(QUERIES),
                                         chunks=once(make()))
-    assert same(queries.values, ChunkEvaluator().evaluate(
+    assert same(queries.values, ChunkingEvaluator().evaluate(
         documents=DOCUMENTS, queries=QUERIES, chunks=make()).values)
 
 

@@ -19,7 +19,7 @@ from pytest_rag.reports.drilldown import build_details, worse_keys
 from pytest_rag.reports.html import SECTIONS, format_number, render_html
 from pytest_rag.reports.scorecard import Scorecard, build_scorecard
 from pytest_rag.reports.svg import Marker, Series, bar, bin_counts, histogram
-from pytest_rag.stages.chunking import ChunkEvaluator
+from pytest_rag.stages.chunking import ChunkingEvaluator
 from pytest_rag.stages.embedding import EmbeddingEvaluator
 from pytest_rag.stages.generation import GenerationEvaluator
 from pytest_rag.stages.reranking import RerankingEvaluator
@@ -139,7 +139,7 @@ def test_self_contained_and_deterministic() -> None:
 def test_every_svg_is_well_formed_xml() -> None:
     scorecard, record, baseline = _regressed()
     dataset = load_dataset(QUICKSTART)
-    report = ChunkEvaluator(size_limits=(5, 15)).evaluate(dataset)
+    report = ChunkingEvaluator(size_limits=(5, 15)).evaluate(dataset)
     chunking = dataclasses.replace(StageRecord.from_report("t.py::test_chunks", report),
                                    details=build_details(report))
     both = build_scorecard([record, chunking], {}, {}, REGISTRY)
@@ -191,7 +191,7 @@ def test_nothing_regressed_says_so() -> None:
 
 def test_chunk_sizes_with_the_size_limits() -> None:
     dataset = load_dataset(QUICKSTART)
-    report = ChunkEvaluator(size_limits=(5, 12)).evaluate(dataset)
+    report = ChunkingEvaluator(size_limits=(5, 12)).evaluate(dataset)
     details = build_details(report)
     sizes = [size for size, count in details["chunk_sizes"] for _ in range(count)]
     # The sizes are |C_i| of the chunking metrics.
@@ -217,7 +217,7 @@ def test_chunk_sizes_with_the_size_limits() -> None:
 ])
 def test_a_limit_far_from_every_size_is_named_not_drawn(limits: tuple[int, int],
                                                         shown: str) -> None:
-    report = ChunkEvaluator(size_limits=limits).evaluate(load_dataset(QUICKSTART))
+    report = ChunkingEvaluator(size_limits=limits).evaluate(load_dataset(QUICKSTART))
     record = dataclasses.replace(StageRecord.from_report("t.py::test_chunks", report),
                                  details=build_details(report))
     scorecard = build_scorecard([record], {}, {}, REGISTRY)

@@ -156,8 +156,8 @@ def test_a_sweep_through_the_evaluator_joins_each_block_once(monkeypatch: pytest
                   for i, (a, b) in enumerate(zip(cuts, cuts[1:]))]
                  for cuts in ([0, 13, 40, len(text)], [0, 3, 29, 50, len(text)], [0, len(text)])]
     for chunks in chunkings:
-        shared = chunking.ChunkEvaluator().evaluate(corpus, chunks=chunks).values
-        fresh = chunking.ChunkEvaluator().evaluate(
+        shared = chunking.ChunkingEvaluator().evaluate(corpus, chunks=chunks).values
+        fresh = chunking.ChunkingEvaluator().evaluate(
             Dataset(documents=(Document("d", text),)), chunks=chunks).values
         assert shared == fresh
     assert len(calls) == 1 + len(chunkings)  # once shared, once per fresh dataset
@@ -310,8 +310,8 @@ def test_one_long_chunk_makes_at_most_the_budget_of_pair_keys_at_once(
 
     monkeypatch.setattr(cohesion, "PAIR_BUDGET", 1 << 16)
     monkeypatch.setattr(cohesion, "ranges", counted)
-    values = chunking.ChunkEvaluator().evaluate(dataset).values
+    values = chunking.ChunkingEvaluator().evaluate(dataset).values
     assert max(longest) <= 1 << 16
     assert sum(longest) >= 3_000 * 2_999 // 2  # every pair was made, a budget at a time
     monkeypatch.setattr(cohesion, "PAIR_BUDGET", 1 << 30)  # one pass
-    assert chunking.ChunkEvaluator().evaluate(dataset).values == values
+    assert chunking.ChunkingEvaluator().evaluate(dataset).values == values

@@ -1,7 +1,7 @@
 """The lexical chunking metrics on integer arrays: word ids, then sorting and counting.
 
 ``lexical_cohesion``, ``lexical_boundary_clarity`` and ``lexical_chunk_stickiness``
-(their definitions are in :class:`~pytest_rag.stages.chunking.ChunkEvaluator`)
+(their definitions are in :class:`~pytest_rag.stages.chunking.ChunkingEvaluator`)
 compare sets of lowercase tokens.  Here every token becomes an integer id, and
 every set operation a sort of integer keys:
 
