@@ -14,7 +14,7 @@ from typing import Any
 
 from ..stages.report import Report
 
-__all__ = ["CheckRecord", "StageRecord"]
+__all__ = ["CheckRecord", "StageRecord", "dataset_identity", "entry_stage"]
 
 #: The ``format`` and ``version`` of a ``--rag-report`` file (read back by ``pytest-rag diff``).
 REPORT_FORMAT = "pytest-rag-report"
@@ -50,9 +50,37 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def entry_stage(entry_key: str) -> str:
+    """The stage of a baseline entry key: ``"retrieval"`` of ``"retrieval[bm25]"``."""
+    return entry_key.split("[", 1)[0]
+
+
+def dataset_identity(source: str | None, root: str | None = None) -> str | None:
+    """Which dataset a record was measured on: its file, relative to ``root`` (the
+    project's root folder) in ``/`` form when it lies inside, else as given;
+    ``None`` for data passed as arguments.  The identity depends on where the gold
+    is, never on what it holds, so that editing the gold keeps it."""
+    import os.path
+
+    if source is None or source.startswith("<"):
+        return None
+    if root is not None:
+        path = os.path.abspath(source)
+        base = os.path.abspath(root)
+        if os.path.commonpath([path, base]) == base:
+            return os.path.relpath(path, base).replace(os.sep, "/")
+    return source.replace(os.sep, "/")
+
+
 @dataclass(frozen=True)
 class StageRecord:
-    """One stage evaluated by one test (``nodeid``)."""
+    """One stage evaluated by one test (``nodeid``).
+
+    ``name`` tells apart several calls of one stage in one test
+    (``rag.retrieval(..., name="bm25")``; ``"#2"`` for the second unnamed call):
+    each is its own baseline entry, under :attr:`entry_key`.  ``dataset`` is the
+    identity of the dataset it was measured on (:func:`dataset_identity`).
+    """
 
     nodeid: str
     stage: str
@@ -69,9 +97,20 @@ class StageRecord:
     #: (:mod:`pytest_rag.compare.gold`).  Empty / ``None`` when not known.
     gold: Mapping[str, str] = field(default_factory=dict)
     documents: str | None = None
+    name: str | None = None
+    dataset: str | None = None
+
+    @property
+    def entry_key(self) -> str:
+        """The key of this record's baseline entry under its test: the stage, with the
+        call's name in brackets when it has one (``"retrieval[bm25]"``)."""
+        return self.stage if self.name is None else f"{self.stage}[{self.name}]"
 
     @classmethod
-    def from_report(cls, nodeid: str, report: Report) -> StageRecord:
+    def from_report(cls, nodeid: str, report: Report, *, name: str | None = None,
+                    root: str | None = None) -> StageRecord:
+        """The record of ``report``; ``root`` is the project's root folder, against which
+        the dataset's file is named (:func:`dataset_identity`)."""
         from ..dataset.model import documents_fingerprint
 
         dataset = report.dataset
@@ -80,7 +119,9 @@ class StageRecord:
                    {key: dict(values) for key, values in report.per_query.items()},
                    {key: _plain(value) for key, value in report.settings.items()},
                    dict(report.missing), gold=gold,
-                   documents=documents_fingerprint(dataset.documents) if dataset else None)
+                   documents=documents_fingerprint(dataset.documents) if dataset else None,
+                   name=name,
+                   dataset=dataset_identity(dataset.source, root) if dataset else None)
 
     def gold_json(self) -> dict[str, Any]:
         """The ``gold`` object of a baseline or report entry (empty when nothing is known)."""
@@ -101,6 +142,10 @@ class StageRecord:
         gold = self.gold_json()
         if gold:
             data["gold"] = gold
+        if self.name is not None:
+            data["name"] = self.name
+        if self.dataset is not None:
+            data["dataset"] = self.dataset
         return data
 
     @classmethod
@@ -110,4 +155,4 @@ class StageRecord:
                    {k: dict(v) for k, v in data.get("per_query", {}).items()},
                    dict(data.get("settings", {})), dict(data.get("missing", {})),
                    dict(data.get("details", {})), dict(gold.get("queries", {})),
-                   gold.get("documents"))
+                   gold.get("documents"), data.get("name"), data.get("dataset"))

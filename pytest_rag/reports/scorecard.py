@@ -65,7 +65,7 @@ def _table(rows: Sequence[tuple[str, ...]], width: int) -> list[str]:
 
 #: Row statuses that make the default scorecard show their stage report.
 ATTENTION = frozenset({"FAIL", "REGRESSED", "LOST", "within noise", "improved", "new",
-                       "gold changed"})
+                       "gold changed", "not compared", "settings changed"})
 
 
 @dataclass(frozen=True)
@@ -85,6 +85,11 @@ class ScoreRow:
     ci_high: float | None = None
     #: The numbers of ``threshold``, in its order (for charts).
     threshold_values: tuple[float, ...] = ()
+    #: Why the baseline comparison gave its status (:attr:`MetricDiff.note`), and which
+    #: rule decided when a significance level was asked for and the test did not
+    #: (:attr:`MetricDiff.rule`).
+    note: str = ""
+    rule: str = ""
 
     @property
     def failed(self) -> bool:
@@ -93,9 +98,12 @@ class ScoreRow:
     @property
     def p_text(self) -> str:
         """The p-value of a change worth a look (regressed, improved, within noise)."""
-        if self.p_value is None or self.status not in ("REGRESSED", "improved", "within noise"):
+        if self.status not in ("REGRESSED", "improved", "within noise"):
             return ""
-        return p_value_text(self.p_value)
+        if self.rule:  # the significance test did not decide: say what did
+            return (f"{p_value_text(self.p_value)}, " if self.p_value is not None
+                    else "") + f"by {self.rule.split(' (', 1)[0]}"
+        return "" if self.p_value is None else p_value_text(self.p_value)
 
     @property
     def interesting(self) -> bool:
@@ -107,7 +115,16 @@ class ScoreRow:
                 "delta": self.delta, "status": self.status, "direction": self.direction,
                 "p_value": self.p_value, "ci95": (None if self.ci_low is None
                                                   else [self.ci_low, self.ci_high]),
-                **({"not_measured": self.reason} if self.value is None and self.reason else {})}
+                **({"not_measured": self.reason} if self.value is None and self.reason else {}),
+                **({"note": self.note} if self.note else {}),
+                **({"decided_by": self.rule} if self.rule else {})}
+
+
+def _note(row: ScoreRow) -> str:
+    """A row's note for the lines under its table; a note about the whole entry (other
+    gold, other settings) is not repeated per metric."""
+    return row.note if row.status in ("not compared", "settings changed") else (
+        f"{row.key}: {row.note}")
 
 
 @dataclass(frozen=True)
@@ -142,7 +159,8 @@ def _row(record: StageRecord, key: str, spec: MetricSpec | None,
     if diff is not None:
         status = {"regressed": "REGRESSED", "lost": "LOST", "improved": "improved",
                   "new": "new", "within noise": "within noise",
-                  "gold changed": "gold changed"}.get(diff.status, status)
+                  "gold changed": "gold changed", "not compared": "not compared",
+                  "settings changed": "settings changed"}.get(diff.status, status)
     if any(not check.passed for check in mine):
         status = "FAIL"
     return ScoreRow(key, value, threshold, diff.baseline if diff else None,
@@ -150,7 +168,8 @@ def _row(record: StageRecord, key: str, spec: MetricSpec | None,
                     spec.direction.value if spec else "info", record.missing.get(key, ""),
                     diff.p_value if diff else None, diff.ci_low if diff else None,
                     diff.ci_high if diff else None,
-                    tuple(dict.fromkeys(check.value for check in mine)))
+                    tuple(dict.fromkeys(check.value for check in mine)),
+                    diff.note if diff else "", diff.rule if diff else "")
 
 
 def build_scorecard(records: Iterable[StageRecord], checks: Iterable[CheckRecord] | Mapping[
@@ -215,7 +234,9 @@ class Scorecard:
         for status, word in (("FAIL", "below threshold"), ("REGRESSED", "regressed"),
                              ("LOST", "no longer measured"),
                              ("within noise", "worse but within noise"), ("improved", "improved"),
-                             ("new", "new"), ("gold changed", "not compared (gold changed)")):
+                             ("new", "new"), ("gold changed", "not compared (gold changed)"),
+                             ("not compared", "not compared (different gold)"),
+                             ("settings changed", "not compared (settings changed)")):
             if counts.get(status):
                 parts.append(f"{counts[status]} {word}")
         return ", ".join(parts)
@@ -256,6 +277,9 @@ class Scorecard:
                           _num(row.baseline) if row.baseline is not None else "",
                           _delta(row.delta), row.p_text, row.status) for row in rows]
                 out.extend(_table(table, width))
+            for note in dict.fromkeys(_note(row) for row in rows if row.note):
+                out.extend(textwrap.wrap(terminal_text(note), width, initial_indent="  ",
+                                         subsequent_indent="    "))
             if hidden:
                 baselined = any(row.baseline is not None for row in entry.rows)
                 what = "unchanged against the baseline" if baselined else "not checked"
