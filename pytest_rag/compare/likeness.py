@@ -21,11 +21,13 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from ..errors import did_you_mean
+from ..registry import MetricSpec
 from .gold import GoldChange, _ids
-from .records import StageRecord
+from .records import StageRecord, entry_stage
 
 __all__ = ["compared_queries", "different_gold", "lost_queries", "lost_text",
-           "settings_change"]
+           "settings_change", "unknown_metrics"]
 
 def _plain(value: Any) -> Any:
     """``value`` as JSON would give it back (tuples as lists), for comparing settings."""
@@ -122,3 +124,21 @@ def lost_text(lost: tuple[str, ...]) -> str:
     """``"3 queries no longer measured: q2, q3, q4"``."""
     return (f"{len(lost)} {'query' if len(lost) == 1 else 'queries'} no longer measured: "
             f"{_ids(lost)}")
+
+
+def unknown_metrics(tests: Mapping[str, Mapping[str, Mapping[str, Any]]],
+                    specs: Mapping[str, MetricSpec]) -> list[str]:
+    """The metrics of baseline entries that neither the registry nor a registered custom
+    metric (``specs``) knows, each as ``"nodeid [entry] stage.key"`` with the closest
+    known key of the stage (a custom metric renamed or unregistered: its gate would
+    vanish).  Sorted; empty when every key is known."""
+    found = []
+    for nodeid, stages in sorted(tests.items()):
+        for key_of_entry, entry in sorted(stages.items()):
+            stage = entry_stage(key_of_entry)
+            known = [spec.key for spec in specs.values() if spec.stage == stage]
+            for key in sorted(entry.get("metrics", {})):
+                if f"{stage}.{key}" not in specs:
+                    found.append(f"{nodeid} [{key_of_entry}] {stage}.{key}"
+                                 f"{did_you_mean(key, known)}")
+    return found
