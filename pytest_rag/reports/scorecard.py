@@ -144,6 +144,14 @@ class ScoreEntry:
     gold: Mapping[str, Any] = field(default_factory=dict)
     #: How the gold changed since the baseline, when it did.
     gold_change: GoldChange | None = None
+    #: The name of the call when the test recorded the stage more than once
+    #: (:attr:`~pytest_rag.compare.records.StageRecord.name`).
+    name: str | None = None
+
+    @property
+    def entry_key(self) -> str:
+        """The stage, with the call's name in brackets when it has one (the baseline key)."""
+        return self.stage if self.name is None else f"{self.stage}[{self.name}]"
 
     @property
     def failed(self) -> bool:
@@ -190,7 +198,7 @@ def build_scorecard(records: Iterable[StageRecord], checks: Iterable[CheckRecord
     entries = []
     for record in sorted(records, key=lambda r: (position.get(r.nodeid, len(position)),
                                                  r.nodeid, r.stage)):
-        ident = (record.nodeid, record.stage)
+        ident = (record.nodeid, record.entry_key)
         by_key = {diff.key: diff for diff in diffs.get(ident, ())}
         rows = tuple(_row(record, key, specs.get(f"{record.stage}.{key}"),
                           check_map.get(ident, ()), by_key.get(key))
@@ -200,7 +208,7 @@ def build_scorecard(records: Iterable[StageRecord], checks: Iterable[CheckRecord
         entries.append(ScoreEntry(record.nodeid, record.stage, dict(record.settings), rows,
                                   dict(record.per_query),
                                   (outcomes or {}).get(record.nodeid, "passed"), worse,
-                                  record.gold_json(), change))
+                                  record.gold_json(), change, record.name))
     return Scorecard(tuple(entries), sweep_tests)
 
 
@@ -262,7 +270,7 @@ class Scorecard:
                 continue
             settings = ", ".join(f"{k}={_short(setting_text(v))}"
                                  for k, v in entry.settings.items() if v is not None)
-            header = terminal_text(f"{entry.nodeid} [{entry.stage}]"
+            header = terminal_text(f"{entry.nodeid} [{entry.entry_key}]"
                                    + (f" ({settings})" if settings else ""))
             # Too wide: wrapped between words (settings), never cut inside one.
             out.extend(textwrap.wrap(header, width, subsequent_indent="    ",
@@ -303,7 +311,7 @@ class Scorecard:
         parts = ["## RAG scorecard", "", self.summary_line() if self.entries else
                  "No stage was evaluated.", ""]
         for entry in self.entries:
-            parts.append(f"### {markdown_code(entry.nodeid)} — {entry.stage}")
+            parts.append(f"### {markdown_code(entry.nodeid)} — {entry.entry_key}")
             parts.append("")
             if entry.gold_change is not None:
                 parts.extend([f"_{markdown_code(entry.gold_change.text())}_", ""])
@@ -325,7 +333,7 @@ class Scorecard:
     def to_json(self) -> dict[str, Any]:
         tests: dict[str, dict[str, Any]] = {}
         for entry in self.entries:
-            tests.setdefault(entry.nodeid, {})[entry.stage] = {
+            tests.setdefault(entry.nodeid, {})[entry.entry_key] = {
                 "outcome": entry.outcome,
                 "settings": dict(entry.settings),
                 "metrics": {row.key: row.to_json() for row in entry.rows},
