@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from .session import session_key  # the run's state: one RagSession in config.stash
+
 # Everything else is imported where it is used, so that a run that does not use
 # the plugin pays for little more than registering its options.
 if TYPE_CHECKING:
@@ -25,8 +27,6 @@ if TYPE_CHECKING:
     from ..stages.report import Report
     from .fixture import Rag
     from .session import RagSession
-
-session_key = pytest.StashKey["RagSession"]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -76,13 +76,35 @@ def pytest_configure(config: pytest.Config) -> None:
     options = RagOptions.from_config(config, specs)
     session = RagSession(config, options, specs)
     config.stash[session_key] = session
-    config.pluginmanager.register(session, "rag-session")
+    for name, part in _parts(session).items():
+        config.pluginmanager.register(part, name)
+
+
+def _parts(session: RagSession) -> dict[str, object]:
+    """The plugin's parts, each a pytest plugin over the run's state (see ``.session``)."""
+    from .baseline_maintenance import BaselineMaintenance
+    from .gate import GatePlugin
+    from .report_files import ReportFiles
+    from .scope import ScopePlugin
+    from .summary import Summary
+    from .transport import TransportPlugin
+
+    return dict(zip(_PART_NAMES, (GatePlugin(session), TransportPlugin(session.results),
+                                  ScopePlugin(session.scope), BaselineMaintenance(session),
+                                  ReportFiles(session), Summary(session)), strict=True))
+
+
+_PART_NAMES = ("rag-gate", "rag-transport", "rag-scope", "rag-baseline-maintenance",
+               "rag-report-files", "rag-summary")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     session = config.stash.get(session_key, None)
     if session is not None:
-        config.pluginmanager.unregister(session)
+        for name in _PART_NAMES:
+            part = config.pluginmanager.get_plugin(name)
+            if part is not None:
+                config.pluginmanager.unregister(part)
         del config.stash[session_key]
 
 

@@ -1,0 +1,290 @@
+"""The per-test gate: thresholds and the baseline against what one test recorded.
+
+After a test's call phase, :class:`GatePlugin` checks the declared thresholds
+(markers, ``--rag-threshold``, ini) and, with ``--rag-baseline``, compares each
+recorded stage with its baseline entry.  A failed check or a regression fails
+the test with a message that leads with the worst problem; the values go into
+junit-xml properties, and the results into the report's payload
+(:mod:`.transport`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection, Generator, Mapping
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from ..escaping import terminal_text
+from ..formatting import number_text
+from .session import item_state_key
+from .transport import PAYLOAD, make_payload
+
+if TYPE_CHECKING:
+    from ..compare.baseline import MetricDiff
+    from ..compare.records import CheckRecord, StageRecord
+    from ..compare.thresholds import Threshold
+    from ..stages.checks import Comparison
+    from ..stages.report import Report
+    from .fixture import ItemState
+    from .session import RagSession
+
+__all__ = ["HEADLINE_PREFIX", "GatePlugin"]
+
+HEADLINE_PREFIX = "RAG checks failed: "
+
+
+def _fmt(value: float | None) -> str:
+    return "not measured" if value is None else number_text(value)
+
+
+def _check_record(comparison: Comparison) -> CheckRecord | None:
+    from ..compare.records import CheckRecord
+    from ..stages.checks import MetricValue
+
+    if comparison.every:
+        return None
+    try:
+        metric = comparison.resolved()
+    except (LookupError, RuntimeError):
+        return None
+    threshold = comparison.threshold
+    if isinstance(threshold, MetricValue):
+        threshold = threshold.value
+    elif hasattr(threshold, "expected"):
+        threshold = getattr(threshold, "expected")
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
+        return None
+    return CheckRecord(metric.stage, metric.key, comparison.op, float(threshold), "test",
+                       comparison.passed)
+
+
+class GatePlugin:
+    """Fails a test whose recorded stages miss a threshold or regress against the baseline."""
+
+    def __init__(self, session: RagSession) -> None:
+        self.session = session
+        self.options = session.options
+
+    def _declared(self, item: pytest.Item) -> list[Threshold]:
+        from ..compare.thresholds import parse_threshold
+
+        declared: list[Threshold] = []
+        for mark in item.iter_markers("rag_threshold"):
+            for text in mark.args:
+                if not isinstance(text, str):
+                    raise ValueError(f"@pytest.mark.rag_threshold takes strings like "
+                                     f"'retrieval.recall_at_k >= 0.8', got {text!r}")
+                declared.append(parse_threshold(text, "marker", self.session.specs))
+        return declared + list(self.options.cli_thresholds) + list(self.options.ini_thresholds)
+
+    def _finish_item(self, item: pytest.Item, state: ItemState
+                     ) -> tuple[list[str], dict[str, Any]]:
+        """Checks, diffs and properties of one test: ``(failure message lines, payload)``;
+        no lines when the gate passes."""
+        from ..compare.baseline import compare_record
+        from ..compare.records import CheckRecord, StageRecord
+
+        baseline = self.session.baseline
+        latest = state.latest()
+        records = [StageRecord.from_report(item.nodeid, report) for report in latest.values()]
+        test_checks = [c for c in (_check_record(c) for c in state.checks) if c is not None]
+        checked = {(c.stage, c.key) for c in test_checks}
+        failures: list[str] = []
+        titles: set[str] = set()  # the first line of each regression table
+        try:
+            declared = self._declared(item)
+        except ValueError as error:
+            failures.append(f"pytest-rag: {error}")
+            declared = []
+        chosen: dict[tuple[str, str], Threshold] = {}
+        for threshold in declared:  # strongest source first
+            ident = (threshold.stage, threshold.key)
+            if ident not in checked and ident not in chosen:
+                chosen[ident] = threshold
+        checks = {(r.stage): [c for c in test_checks if c.stage == r.stage] for r in records}
+        diffs: dict[str, list[MetricDiff]] = {}
+        gold_notes: list[str] = []  # said after a failure: why some metrics compared as they did
+        for record in records:
+            for (stage, key), threshold in chosen.items():
+                if stage != record.stage or key not in record.values:
+                    continue
+                value = record.values[key]
+                passed = threshold.holds(value)
+                checks[stage].append(CheckRecord(stage, key, threshold.op, threshold.value,
+                                                 threshold.source, passed))
+                if not passed:
+                    why = (f", not measured: {record.missing.get(key, '')}" if value is None
+                           else "")
+                    failures.append(f"{stage}.{key} = {_fmt(value)}, expected {threshold} "
+                                    f"({threshold.source} threshold){why}")
+            if baseline is not None and self.options.compare:
+                diffs[record.stage] = compare_record(record, baseline, self.session.specs,
+                                                     self.options.tolerances,
+                                                     alpha=self.options.significance)
+                block = self._regression_lines(record, diffs[record.stage])
+                titles.update(block[:1])
+                failures.extend(block)
+                change = baseline.gold_change(record)
+                if change is not None:
+                    gold_notes.append(f"  {record.stage}: {change.text()}")
+                if (self.options.strict and not self.options.update
+                        and baseline.entry(item.nodeid, record.stage) is None):
+                    failures.append(f"{record.stage}: no baseline entry for this test in "
+                                    f"{self.options.baseline_path.name} (--rag-strict); "
+                                    "record one with --rag-update-baseline")
+        lost = self._lost_stage_lines(item.nodeid, set(latest))
+        failures.extend(lost)
+        if self.options.report_html is not None:  # only then: xdist payloads stay small
+            records = [self._with_details(record, latest[record.stage],
+                                          diffs.get(record.stage, [])) for record in records]
+        _add_junit_properties(item, records, diffs)
+        regressed = [diff for stage_diffs in diffs.values() for diff in stage_diffs
+                     if diff.failed] if not self.options.update else []
+        message = _message(failures, regressed, self.options.baseline_path.name, titles)
+        if message:
+            message.extend(gold_notes)
+        payload = make_payload(
+            sweep=item.get_closest_marker("rag_sweep") is not None, records=records,
+            checks=[check for stage_checks in checks.values() for check in stage_checks],
+            diffs=[diff for stage_diffs in diffs.values() for diff in stage_diffs])
+        return message, payload
+
+    def _with_details(self, record: StageRecord, report: Report,
+                      diffs: list[MetricDiff]) -> StageRecord:
+        """``record`` with the drill-down details of the HTML report (``--rag-html``)."""
+        import dataclasses
+
+        from ..reports.drilldown import build_details
+
+        before = None
+        baseline = self.session.baseline
+        if baseline is not None and self.options.compare:
+            entry = baseline.entry(record.nodeid, record.stage)
+            before = None if entry is None else entry.get("per_query")
+        specs = self.session.specs
+        directions = {key: spec.direction.value for key in record.values
+                      if (spec := specs.get(f"{record.stage}.{key}")) is not None}
+        regressed = [diff.key for diff in diffs if diff.failed or diff.status == "within noise"]
+        details = build_details(report, baseline_per_query=before, directions=directions,
+                                regressed=regressed)
+        return dataclasses.replace(record, details=details)
+
+    def _lost_stage_lines(self, nodeid: str, recorded: set[str]) -> list[str]:
+        """A failure line per stage the baseline holds for ``nodeid`` that it did not record."""
+        baseline = self.session.baseline
+        if baseline is None or not self.options.compare or self.options.update:
+            return []
+        lost = [stage for stage in baseline.tests.get(nodeid, {}) if stage not in recorded]
+        return [f"{stage}: recorded in {self.options.baseline_path.name} but not by this test: "
+                "its gate is gone (run --rag-update-baseline to drop it, if that is intended)"
+                for stage in sorted(lost)]
+
+    def _regression_lines(self, record: StageRecord, diffs: list[MetricDiff]) -> list[str]:
+        if self.options.update:
+            return []
+        bad = sorted((diff for diff in diffs if diff.failed), key=_severity, reverse=True)
+        if not bad:
+            return []
+        from tabulate import tabulate
+
+        rows = [(d.key, _fmt(d.baseline), _fmt(d.current),
+                 "" if d.delta is None else f"{d.delta:+.3f}", f"{d.allowed:.3f}", d.direction)
+                for d in bad]
+        table = tabulate(rows, headers=("metric", "baseline", "current", "delta", "tolerance",
+                                        "direction"), tablefmt="simple", disable_numparse=True)
+        lines = [(f"{record.stage}: {len(bad)} metric{'s' if len(bad) != 1 else ''} worse "
+                  f"than the baseline ({self.options.baseline_path.name}), worst first:")]
+        lines.extend("  " + line for line in table.splitlines())
+        for diff in bad:
+            if diff.status == "lost":
+                lines.append(f"  {diff.key} is no longer measured: "
+                             f"{record.missing.get(diff.key, 'not measured')}")
+            if diff.worse_queries:
+                shown = ", ".join(f"{terminal_text(q)} {_fmt(a)} -> {_fmt(b)}"
+                                  for q, a, b in diff.worse_queries[:5])
+                more = (f" (+{len(diff.worse_queries) - 5} more)"
+                        if len(diff.worse_queries) > 5 else "")
+                lines.append(f"  queries worse in {diff.key}: {shown}{more}")
+        return lines
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]
+                                  ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report = yield
+        if call.when != "call":
+            return report
+        state = item.stash.get(item_state_key, None)
+        if state is None or not state.reports:
+            lost = self._lost_stage_lines(item.nodeid, set())
+            if lost and report.passed:  # recorded nothing this time: every gate is gone
+                report.outcome = "failed"
+                report.longrepr = "\n".join(_message(lost, [], self.options.baseline_path.name))
+            return report
+        message_lines, payload = self._finish_item(item, state)
+        if message_lines:
+            message = "\n".join(message_lines)
+            if report.passed:
+                report.outcome = "failed"
+                report.longrepr = message
+            elif report.failed:
+                # The test's own failure stays first; the gate's verdict goes into the same
+                # failure text, which is what junit-xml (and so CI) shows.
+                add_section = getattr(report.longrepr, "addsection", None)
+                if add_section is not None:
+                    add_section("RAG checks", message)
+                else:
+                    report.longrepr = f"{report.longrepr}\n\n{message}"
+        report.user_properties = list(item.user_properties)
+        setattr(report, PAYLOAD, payload)
+        return report
+
+
+def _add_junit_properties(item: pytest.Item, records: list[StageRecord],
+                          diffs: Mapping[str, list[MetricDiff]]) -> None:
+    """Each metric's value, and its baseline status, value and delta, as junit-xml
+    properties (``rag.<stage>.<key>[.status|.baseline|.delta]``)."""
+    for record in records:
+        by_key = {d.key: d for d in diffs.get(record.stage, [])}
+        for key, value in record.values.items():
+            name = f"rag.{record.stage}.{key}"
+            item.user_properties.append((name, "not measured" if value is None else value))
+            diff = by_key.get(key)
+            if diff is not None:
+                item.user_properties.append((f"{name}.status", diff.status))
+            if diff is not None and diff.baseline is not None:
+                item.user_properties.append((f"{name}.baseline", diff.baseline))
+                if diff.delta is not None:
+                    item.user_properties.append((f"{name}.delta", diff.delta))
+
+
+def _severity(diff: MetricDiff) -> float:
+    """How bad a regression is: the change against the baseline's magnitude (a metric no
+    longer measured, or one that left zero, ranks first)."""
+    if diff.current is None or diff.baseline is None:
+        return math.inf
+    change = abs(diff.current - diff.baseline)
+    return change / abs(diff.baseline) if diff.baseline else math.inf
+
+
+def _message(failures: list[str], regressed: list[MetricDiff], baseline_name: str,
+             titles: Collection[str] = ()) -> list[str]:
+    """The lines of a gate failure, each thing said once; none when ``failures`` is empty.
+
+    The first line (what ``-ra`` and junit's ``message`` show) leads with the worst
+    regression if there is one (its table follows), else with the first problem
+    (which is then not repeated), and says how many more problems follow: one per
+    regressed metric and per other top-level line (``titles`` are table titles).
+    """
+    if not failures:
+        return []
+    problems = len(regressed) + sum(1 for line in failures
+                                    if not line.startswith(" ") and line not in titles)
+    more = f" (+{problems - 1} more below)" if problems > 1 else ""
+    if regressed:
+        worst = max(regressed, key=_severity)  # the first of equals: registry order
+        return [(f"{HEADLINE_PREFIX}{worst.stage}.{worst.key} {_fmt(worst.baseline)} -> "
+                 f"{_fmt(worst.current)}, worse than the baseline ({baseline_name}){more}"),
+                *failures]
+    return [HEADLINE_PREFIX + failures[0].rstrip(":") + more, *failures[1:]]

@@ -1,0 +1,44 @@
+"""The plugin's part of pytest's terminal summary: the scorecard and the run's notes."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+from .session import is_worker
+
+if TYPE_CHECKING:
+    from .session import RagSession
+
+__all__ = ["Summary"]
+
+
+class Summary:
+    """Writes the "RAG scorecard" section and the ``pytest-rag:`` notes."""
+
+    def __init__(self, session: RagSession) -> None:
+        self.session = session
+        self.options = session.options
+
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        run = self.session
+        if is_worker(run.config):
+            return
+        scorecard = run.scorecard
+        show = self.options.scorecard != "off" and scorecard is not None and scorecard.entries
+        if show and scorecard is not None:
+            full = self.options.scorecard == "full" or run.config.get_verbosity() > 0
+            terminalreporter.write_sep("=", "RAG scorecard")
+            for line in scorecard.lines(full=full):
+                terminalreporter.write_line(line)
+            counts = scorecard.counts()
+            improved = counts.get("improved", 0)
+            worse = counts.get("REGRESSED", 0) + counts.get("LOST", 0) + counts.get("FAIL", 0)
+            # Only when nothing got worse: an update would also accept the regressions.
+            if improved and not worse and self.options.compare and not self.options.update:
+                terminalreporter.write_line(  # within 80 columns, like the scorecard
+                    f"{improved} metric{'s' if improved != 1 else ''} improved: the baseline "
+                    "can be tightened (--rag-update-baseline)")
+        for note in run.notes:
+            terminalreporter.write_line(f"pytest-rag: {note}")

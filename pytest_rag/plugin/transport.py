@@ -1,0 +1,95 @@
+"""Per-test results from where a test ran to where the run's files are written.
+
+The gate (:mod:`.gate`) attaches a test's results to its call-phase report as
+a plain-JSON payload; pytest-xdist serializes test reports, so a worker's
+results reach the controller the same way a local test's reach this process.
+:class:`TransportPlugin` merges every payload into the session's
+:class:`RunResults` in ``pytest_runtest_logreport``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from ..compare.baseline import MetricDiff
+    from ..compare.records import CheckRecord, StageRecord
+
+__all__ = ["PAYLOAD", "RunResults", "TransportPlugin", "make_payload"]
+
+#: The attribute of a call-phase ``TestReport`` that carries the payload.
+PAYLOAD = "rag_payload"
+
+
+class RunResults:
+    """What the run's tests recorded, merged on the controller."""
+
+    def __init__(self) -> None:
+        self.records: list[StageRecord] = []
+        self.checks: dict[tuple[str, str], list[CheckRecord]] = {}
+        self.diffs: dict[tuple[str, str], list[MetricDiff]] = {}
+        #: The call-phase outcome of each test ("passed", "failed", "skipped").
+        self.outcomes: dict[str, str] = {}
+        #: Test functions (node ids without parameters) marked ``rag_sweep``.
+        self.sweep_tests: set[str] = set()
+
+    def add(self, nodeid: str, payload: Mapping[str, Any]) -> None:
+        """Merge one test's payload (:func:`make_payload`)."""
+        from ..compare.records import CheckRecord, StageRecord
+        from ..compare.sweeps import split_nodeid
+
+        if payload.get("sweep"):
+            self.sweep_tests.add(split_nodeid(nodeid)[0])
+        for data in payload["records"]:
+            self.records = [r for r in self.records
+                            if (r.nodeid, r.stage) != (data["nodeid"], data["stage"])]
+            self.records.append(StageRecord.from_json(data))
+        for data in payload["checks"]:
+            self.checks.setdefault((nodeid, data["stage"]), []).append(
+                CheckRecord.from_json(data))
+        for data in payload["diffs"]:
+            self.diffs.setdefault((nodeid, data["stage"]), []).append(_diff_from_json(data))
+
+
+def make_payload(*, sweep: bool, records: Iterable[StageRecord],
+                 checks: Iterable[CheckRecord], diffs: Iterable[MetricDiff]) -> dict[str, Any]:
+    """One test's results as plain JSON (what crosses the xdist process boundary)."""
+    return {"sweep": sweep,
+            "records": [record.to_json() for record in records],
+            "checks": [check.to_json() for check in checks],
+            "diffs": [_diff_json(diff) for diff in diffs]}
+
+
+class TransportPlugin:
+    """Merges each test's payload into the run's results (controller and local runs)."""
+
+    def __init__(self, results: RunResults) -> None:
+        self.results = results
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        results = self.results
+        if report.when == "call":
+            results.outcomes[report.nodeid] = report.outcome
+        payload = getattr(report, PAYLOAD, None)
+        if report.when != "call" or not payload:
+            return
+        results.add(report.nodeid, payload)
+
+
+def _diff_json(diff: MetricDiff) -> dict[str, Any]:
+    return {"stage": diff.stage, "key": diff.key, "current": diff.current,
+            "baseline": diff.baseline, "allowed": diff.allowed, "direction": diff.direction,
+            "status": diff.status, "worse_queries": [list(q) for q in diff.worse_queries],
+            "p_value": diff.p_value, "ci_low": diff.ci_low, "ci_high": diff.ci_high}
+
+
+def _diff_from_json(data: Mapping[str, Any]) -> MetricDiff:
+    from ..compare.baseline import MetricDiff
+
+    return MetricDiff(data["stage"], data["key"], data["current"], data["baseline"],
+                      float(data["allowed"]), data["direction"], data["status"],
+                      tuple((q, a, b) for q, a, b in data["worse_queries"]),
+                      data["p_value"], data["ci_low"], data["ci_high"])
