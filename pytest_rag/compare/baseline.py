@@ -395,6 +395,14 @@ class MetricDiff:
     ci_high: float | None = None
     note: str = ""
     rule: str = ""
+    #: The call's name when the test recorded the stage more than once
+    #: (:attr:`~pytest_rag.compare.records.StageRecord.name`).
+    name: str | None = None
+
+    @property
+    def entry_key(self) -> str:
+        """The baseline entry compared: the stage, with the call's name in brackets."""
+        return self.stage if self.name is None else f"{self.stage}[{self.name}]"
 
     @property
     def delta(self) -> float | None:
@@ -548,7 +556,7 @@ def compare_record(record: StageRecord, baseline: Baseline, specs: Mapping[str, 
                 rule = "tolerance"
         diffs.append(MetricDiff(record.stage, key, current, old, allowed, direction.value,
                                 status, worse, p_value, ci_low, ci_high, note,
-                                rule if alpha is not None else ""))
+                                rule if alpha is not None else "", record.name))
     diffs.extend(_lost_keys(record, entry))
     return diffs
 
@@ -568,5 +576,6 @@ def _lost_keys(record: StageRecord, entry: Mapping[str, Any] | None) -> list[Met
         status = "info" if direction == Direction.INFO.value else "lost"
         diffs.append(MetricDiff(record.stage, key, None, float(value), 0.0, direction, status,
                                 note="no longer produced by this test (renamed or removed?)",
-                                rule="no longer measured" if status == "lost" else ""))
+                                rule="no longer measured" if status == "lost" else "",
+                                name=record.name))
     return diffs

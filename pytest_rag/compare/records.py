@@ -31,15 +31,23 @@ class CheckRecord:
     value: float
     source: str
     passed: bool
+    #: The call it was checked on, when the test named its calls of the stage.
+    name: str | None = None
+
+    @property
+    def entry_key(self) -> str:
+        """The stage, with the call's name in brackets when it has one."""
+        return self.stage if self.name is None else f"{self.stage}[{self.name}]"
 
     def to_json(self) -> dict[str, Any]:
         return {"stage": self.stage, "key": self.key, "op": self.op, "value": self.value,
-                "source": self.source, "passed": self.passed}
+                "source": self.source, "passed": self.passed,
+                **({"name": self.name} if self.name is not None else {})}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> CheckRecord:
         return cls(data["stage"], data["key"], data["op"], float(data["value"]),
-                   data["source"], bool(data["passed"]))
+                   data["source"], bool(data["passed"]), data.get("name"))
 
 
 def _plain(value: Any) -> Any:

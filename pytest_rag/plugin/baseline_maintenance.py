@@ -73,6 +73,7 @@ class BaselineMaintenance:
     def _update_baseline_file(self, session: pytest.Session) -> None:
         """Apply this run's changes to the baseline file as it is now (under the lock)."""
         from ..compare.baseline import Baseline, BaselineError
+        from ..compare.references import plan_update
 
         options = self.options
         results = self.session.results
@@ -92,7 +93,7 @@ class BaselineMaintenance:
                    if results.outcomes.get(record.nodeid) != "skipped"]
         if options.update:
             # A test that ran to the end and no longer records a stage: its entry goes.
-            recorded = {(record.nodeid, record.stage) for record in records}
+            recorded = {(record.nodeid, record.entry_key) for record in records}
             dropped = sorted((nodeid, stage) for nodeid, stages in updated.tests.items()
                              if results.outcomes.get(nodeid) == "passed"
                              for stage in stages if (nodeid, stage) not in recorded)
@@ -103,11 +104,16 @@ class BaselineMaintenance:
                                                   for nodeid, stage in dropped))
 
             try:
-                updated = updated.updated(records, self.session.specs, options.tolerances)
+                plan = plan_update(updated, records, self.session.specs, options.tolerances)
             except BaselineError as error:
                 self._note(f"baseline {options.baseline_path} not written: {error}")
                 session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
                 return
+            updated = plan.baseline
+            if plan.accepted:
+                count = len(plan.accepted)
+                self._note(f"this update accepts {count} regression{'s' if count != 1 else ''}"
+                           ": " + "; ".join(plan.accepted))
         stale = scope.stale_entries(self.session.baseline)
         if options.prune:
             if stale is None:

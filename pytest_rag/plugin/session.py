@@ -69,6 +69,8 @@ class RagSession:
         if options.compare or options.update or options.prune:
             # Updating creates a missing file, also at a path given with --rag-baseline=PATH.
             self.baseline = self._load_baseline(required=options.compare and not options.update)
+            if options.compare and not options.update:
+                self._check_metric_keys(self.baseline)
         #: Controller side: what the tests recorded.
         self.results: RunResults = RunResults()
         self.scope: RunScope = RunScope(config)
@@ -86,6 +88,22 @@ class RagSession:
             return Baseline.load(path)
         except BaselineError as error:
             raise pytest.UsageError(f"pytest-rag: {error}") from None
+
+    def _check_metric_keys(self, baseline: Baseline) -> None:
+        """A baseline metric that no metric defines (a custom metric renamed or no longer
+        registered) is a usage error: its gate would vanish without a word."""
+        from ..compare.likeness import unknown_metrics
+
+        unknown = unknown_metrics(baseline.tests, self.specs)
+        if unknown:
+            shown = "; ".join(unknown[:10]) + (f"; +{len(unknown) - 10} more"
+                                               if len(unknown) > 10 else "")
+            raise pytest.UsageError(
+                f"pytest-rag: baseline file {str(self.options.baseline_path)!r} gates metrics "
+                f"that neither pytest-rag nor a registered custom metric defines: {shown}. "
+                "Register the custom metric (pytest_rag_register_metrics) or, if it was "
+                "renamed or removed on purpose, record the tests again with "
+                "--rag-update-baseline, which lists what it accepts")
 
     def dataset_at(self, path: Path, run: Path | None = None) -> Dataset:
         """Load a dataset (with a run file) once per session per paths; errors fail the

@@ -35,6 +35,8 @@ class RunResults:
         self.outcomes: dict[str, str] = {}
         #: Test functions (node ids without parameters) marked ``rag_sweep``.
         self.sweep_tests: set[str] = set()
+        #: Notes the tests' gates left for the end of the run (said once each).
+        self.notes: list[str] = []
 
     def add(self, nodeid: str, payload: Mapping[str, Any]) -> None:
         """Merge one test's payload (:func:`make_payload`)."""
@@ -44,23 +46,28 @@ class RunResults:
         if payload.get("sweep"):
             self.sweep_tests.add(split_nodeid(nodeid)[0])
         for data in payload["records"]:
+            record = StageRecord.from_json(data)
             self.records = [r for r in self.records
-                            if (r.nodeid, r.stage) != (data["nodeid"], data["stage"])]
-            self.records.append(StageRecord.from_json(data))
+                            if (r.nodeid, r.entry_key) != (record.nodeid, record.entry_key)]
+            self.records.append(record)
         for data in payload["checks"]:
-            self.checks.setdefault((nodeid, data["stage"]), []).append(
-                CheckRecord.from_json(data))
+            check = CheckRecord.from_json(data)
+            self.checks.setdefault((nodeid, check.entry_key), []).append(check)
         for data in payload["diffs"]:
-            self.diffs.setdefault((nodeid, data["stage"]), []).append(_diff_from_json(data))
+            diff = _diff_from_json(data)
+            self.diffs.setdefault((nodeid, diff.entry_key), []).append(diff)
+        self.notes.extend(note for note in payload.get("notes", ()) if note not in self.notes)
 
 
 def make_payload(*, sweep: bool, records: Iterable[StageRecord],
-                 checks: Iterable[CheckRecord], diffs: Iterable[MetricDiff]) -> dict[str, Any]:
+                 checks: Iterable[CheckRecord], diffs: Iterable[MetricDiff],
+                 notes: Iterable[str] = ()) -> dict[str, Any]:
     """One test's results as plain JSON (what crosses the xdist process boundary)."""
     return {"sweep": sweep,
             "records": [record.to_json() for record in records],
             "checks": [check.to_json() for check in checks],
-            "diffs": [_diff_json(diff) for diff in diffs]}
+            "diffs": [_diff_json(diff) for diff in diffs],
+            **({"notes": list(notes)} if notes else {})}
 
 
 class TransportPlugin:
@@ -83,7 +90,8 @@ def _diff_json(diff: MetricDiff) -> dict[str, Any]:
     return {"stage": diff.stage, "key": diff.key, "current": diff.current,
             "baseline": diff.baseline, "allowed": diff.allowed, "direction": diff.direction,
             "status": diff.status, "worse_queries": [list(q) for q in diff.worse_queries],
-            "p_value": diff.p_value, "ci_low": diff.ci_low, "ci_high": diff.ci_high}
+            "p_value": diff.p_value, "ci_low": diff.ci_low, "ci_high": diff.ci_high,
+            "note": diff.note, "rule": diff.rule, "name": diff.name}
 
 
 def _diff_from_json(data: Mapping[str, Any]) -> MetricDiff:
@@ -92,4 +100,5 @@ def _diff_from_json(data: Mapping[str, Any]) -> MetricDiff:
     return MetricDiff(data["stage"], data["key"], data["current"], data["baseline"],
                       float(data["allowed"]), data["direction"], data["status"],
                       tuple((q, a, b) for q, a, b in data["worse_queries"]),
-                      data["p_value"], data["ci_low"], data["ci_high"])
+                      data["p_value"], data["ci_low"], data["ci_high"], data.get("note", ""),
+                      data.get("rule", ""), data.get("name"))

@@ -120,11 +120,16 @@ class ScoreRow:
                 **({"decided_by": self.rule} if self.rule else {})}
 
 
-def _note(row: ScoreRow) -> str:
-    """A row's note for the lines under its table; a note about the whole entry (other
-    gold, other settings) is not repeated per metric."""
-    return row.note if row.status in ("not compared", "settings changed") else (
-        f"{row.key}: {row.note}")
+def _notes(rows: Iterable[ScoreRow]) -> list[str]:
+    """The rows' notes for the lines under their table, each said once: a note about the
+    whole entry (other gold, other settings) as it is, another one after the metrics it
+    concerns."""
+    keys: dict[str, list[str]] = {}
+    for row in rows:
+        if row.note:
+            keys.setdefault(row.note, []).append(row.key)
+    return [note if note.startswith(("settings changed", "different gold"))
+            else f"{', '.join(names)}: {note}" for note, names in keys.items()]
 
 
 @dataclass(frozen=True)
@@ -285,7 +290,7 @@ class Scorecard:
                           _num(row.baseline) if row.baseline is not None else "",
                           _delta(row.delta), row.p_text, row.status) for row in rows]
                 out.extend(_table(table, width))
-            for note in dict.fromkeys(_note(row) for row in rows if row.note):
+            for note in _notes(rows):
                 out.extend(textwrap.wrap(terminal_text(note), width, initial_indent="  ",
                                          subsequent_indent="    "))
             if hidden:
