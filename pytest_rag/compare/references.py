@@ -12,7 +12,7 @@ explicit acceptance) every reference moves to the run's numbers.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
 from ..formatting import number_text
@@ -55,8 +55,10 @@ def _accepted_line(record: StageRecord, diff: MetricDiff) -> str:
 
 def plan_update(baseline: Baseline, records: Iterable[StageRecord],
                 specs: Mapping[str, MetricSpec], tolerances: Tolerances, *,
-                accept: bool = False) -> UpdatePlan:
-    """The update of ``baseline`` with ``records`` (see the module's docstring).
+                accept: bool = False, accept_tests: Collection[str] = ()) -> UpdatePlan:
+    """The update of ``baseline`` with ``records`` (see the module's docstring);
+    ``accept_tests`` are node ids whose records are accepted explicitly (a failed test
+    recorded on purpose), as ``accept`` does for every record.
 
     Raises
     ------
@@ -74,7 +76,7 @@ def plan_update(baseline: Baseline, records: Iterable[StageRecord],
             diff.unsettled or diff.status == "gold changed" for diff in diffs)
         accepted.extend(dict.fromkeys(_accepted_line(record, diff) for diff in diffs
                                       if diff.status in ACCEPTED or diff.unsettled))
-        if like and not accept:
+        if like and not accept and record.nodeid not in accept_tests:
             keys = {diff.key for diff in diffs
                     if diff.status == "unchanged" and diff.baseline is not None}
             if keys:

@@ -17,6 +17,7 @@ from ..atomic import exclusive
 from .session import is_worker
 
 if TYPE_CHECKING:
+    from ..compare.baseline import Baseline
     from .session import RagSession
 
 __all__ = ["BaselineMaintenance"]
@@ -43,11 +44,7 @@ class BaselineMaintenance:
         baseline = self.session.baseline
         if baseline is None or not (options.update or options.prune):
             if baseline is not None and options.compare:
-                stale = self.session.scope.stale_entries(baseline)
-                if stale:
-                    self._note("baseline entries of tests that no longer exist "
-                               "(remove with --rag-update-baseline --rag-prune-baseline "
-                               "on a full run): " + ", ".join(stale))
+                self._uncovered(session, baseline)
             return
         if self.session.scope.collection_errors or session.exitstatus in (
                 pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR,
@@ -64,6 +61,35 @@ class BaselineMaintenance:
                 self._not_written(session, error)
                 return
             self._update_baseline_file(session)
+
+    def _uncovered(self, session: pytest.Session, baseline: Baseline) -> None:
+        """Say what a compare run's gate did not cover; under ``--rag-strict`` that fails
+        the run (a regression in an xfail test fails the test itself: :mod:`.gate`)."""
+        results = self.session.results
+        strict = self.options.strict
+        failing = []
+        stale = self.session.scope.stale_entries(baseline)
+        if stale:
+            failing.append("baseline entries of tests that no longer exist (remove with "
+                           "--rag-update-baseline --rag-prune-baseline on a full run): "
+                           + ", ".join(stale))
+        skipped = sorted(nodeid for nodeid in baseline.tests
+                         if results.outcomes.get(nodeid) == "skipped"
+                         and nodeid not in results.xfailed)
+        if skipped:
+            failing.append("not gated in this run (skipped; their baseline entries were not "
+                           "compared): " + ", ".join(skipped))
+        for line in failing:
+            self._note(line + (" (--rag-strict fails the run)" if strict else ""))
+        if strict and failing and session.exitstatus in (pytest.ExitCode.OK,
+                                                         pytest.ExitCode.NO_TESTS_COLLECTED):
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        regressed = [f"{nodeid} [{stage}: {', '.join(d.key for d in diffs if d.failed)}]"
+                     for (nodeid, stage), diffs in results.diffs.items()
+                     if nodeid in results.xfailed and any(d.failed for d in diffs)]
+        if regressed:
+            self._note("regressions in xfail tests (they do not fail; --rag-strict fails "
+                       "them): " + ", ".join(regressed))
 
     def _not_written(self, session: pytest.Session, error: OSError) -> None:
         self._note(f"could not write baseline {self.options.baseline_path}: "
@@ -89,13 +115,23 @@ class BaselineMaintenance:
                 return
         updated = current
         # A test that skipped itself after recording did not run to the end: keep its entry.
+        # So does, unless --rag-update-failed, one that failed (or errored, or xfailed): its
+        # numbers may be those of a broken run, and would hide the next real drop.
         records = [record for record in results.records
-                   if results.outcomes.get(record.nodeid) != "skipped"]
+                   if results.outcomes.get(record.nodeid) != "skipped"
+                   or (options.update_failed and record.nodeid in results.xfailed)]
+        if options.update and not options.update_failed:
+            failed = list(dict.fromkeys(record.nodeid for record in records
+                                        if record.nodeid in results.failed))
+            if failed:
+                records = [record for record in records if record.nodeid not in results.failed]
+                self._note("baseline entries not updated: test failed (--rag-update-failed "
+                           "records them anyway): " + ", ".join(failed))
         if options.update:
             # A test that ran to the end and no longer records a stage: its entry goes.
             recorded = {(record.nodeid, record.entry_key) for record in records}
             dropped = sorted((nodeid, stage) for nodeid, stages in updated.tests.items()
-                             if results.outcomes.get(nodeid) == "passed"
+                             if results.passed(nodeid)
                              for stage in stages if (nodeid, stage) not in recorded)
             if dropped:
                 updated = updated.without_stages(dropped)
@@ -104,7 +140,10 @@ class BaselineMaintenance:
                                                   for nodeid, stage in dropped))
 
             try:
-                plan = plan_update(updated, records, self.session.specs, options.tolerances)
+                # A failed test recorded on purpose (--rag-update-failed) is an explicit
+                # acceptance: its numbers become the reference, even within the tolerance.
+                plan = plan_update(updated, records, self.session.specs, options.tolerances,
+                                   accept_tests=results.failed | results.xfailed)
             except BaselineError as error:
                 self._note(f"baseline {options.baseline_path} not written: {error}")
                 session.exitstatus = pytest.ExitCode.INTERNAL_ERROR

@@ -81,9 +81,9 @@ class GatePlugin:
         return declared + list(self.options.cli_thresholds) + list(self.options.ini_thresholds)
 
     def _finish_item(self, item: pytest.Item, state: ItemState
-                     ) -> tuple[list[str], dict[str, Any]]:
-        """Checks, diffs and properties of one test: ``(failure message lines, payload)``;
-        no lines when the gate passes."""
+                     ) -> tuple[list[str], dict[str, Any], bool]:
+        """Checks, diffs and properties of one test: ``(failure message lines, payload,
+        whether a metric regressed)``; no lines when the gate passes."""
         from ..compare.baseline import compare_record
         from ..compare.records import CheckRecord, StageRecord
 
@@ -114,6 +114,7 @@ class GatePlugin:
                                 if latest.get(c.stage) == r.entry_key] for r in records}
         diffs: dict[str, list[MetricDiff]] = {}
         gold_notes: list[str] = []  # said after a failure: why some metrics compared as they did
+        gold_changed: set[str] = set()
         for record in records:
             for (stage, key), threshold in chosen.items():
                 if stage != record.stage or key not in record.values:
@@ -139,6 +140,7 @@ class GatePlugin:
                 change = baseline.gold_change(record)
                 if change is not None:
                     gold_notes.append(f"  {record.entry_key}: {change.text()}")
+                    gold_changed.add(record.entry_key)
                 if (self.options.strict and not self.options.update
                         and baseline.entry(item.nodeid, record.entry_key) is None):
                     failures.append(f"{record.entry_key}: no baseline entry for this test in "
@@ -151,6 +153,13 @@ class GatePlugin:
                                           diffs.get(record.entry_key, []))
                        for record in records]
         _add_junit_properties(item, records, diffs)
+        sweep = item.get_closest_marker("rag_sweep") is not None
+        if not (sweep or self._controller_reads_per_query()):
+            # Only the gold fingerprints of a changed gold: the controller names the change.
+            records = [dataclasses.replace(
+                record, per_query={},
+                gold=record.gold if record.entry_key in gold_changed else {})
+                for record in records]
         regressed = [diff for stage_diffs in diffs.values() for diff in stage_diffs
                      if diff.failed] if not self.options.update else []
         message = _message(failures, regressed, self.options.baseline_path.name, titles)
@@ -161,10 +170,17 @@ class GatePlugin:
                  "each call to keep its baseline entry when the order changes"
                  for stage, count in state.unnamed_repeats().items()]
         payload = make_payload(
-            sweep=item.get_closest_marker("rag_sweep") is not None, records=records,
+            sweep=sweep, records=records,
             checks=[check for stage_checks in checks.values() for check in stage_checks],
             diffs=[diff for stage_diffs in diffs.values() for diff in stage_diffs], notes=notes)
-        return message, payload
+        return message, payload, bool(regressed)
+
+    def _controller_reads_per_query(self) -> bool:
+        """Whether the end of the run reads per-query values and gold fingerprints: to
+        write the baseline, a report file or the scorecard a ``pytest_rag_scorecard``
+        hook receives.  Otherwise a test's payload leaves them out (pytest-xdist sends
+        every payload to the controller, and the controller keeps it to the end)."""
+        return self.options.update or self.session.reports_wanted()
 
     def _unsettled_lines(self, record: StageRecord, diffs: list[MetricDiff]) -> list[str]:
         """Under ``--rag-strict``, a failure line for an entry that could not be compared
@@ -240,6 +256,10 @@ class GatePlugin:
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]
                                   ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
         report = yield
+        if call.when == "teardown" and item_state_key in item.stash:
+            # The test is over: its reports (and the inputs they hold) are not needed any
+            # more, and pytest keeps every item to the end of the run.
+            del item.stash[item_state_key]
         if call.when != "call":
             return report
         state = item.stash.get(item_state_key, None)
@@ -249,10 +269,21 @@ class GatePlugin:
                 report.outcome = "failed"
                 report.longrepr = "\n".join(_message(lost, [], self.options.baseline_path.name))
             return report
-        message_lines, payload = self._finish_item(item, state)
+        message_lines, payload, regressed = self._finish_item(item, state)
         if message_lines:
             message = "\n".join(message_lines)
-            if report.passed:
+            if report.skipped and hasattr(report, "wasxfail") and regressed and (
+                    self.options.strict):
+                # xfail covers the test's own failure, not a worse pipeline.
+                del report.wasxfail  # a failure of its own, not a strict xpass
+                report.outcome = "failed"
+                message += "\na regression in an xfail test (--rag-strict)"
+                add_section = getattr(report.longrepr, "addsection", None)
+                if add_section is not None:
+                    add_section("RAG checks", message)
+                else:
+                    report.longrepr = f"{report.longrepr}\n\n{message}"
+            elif report.passed:
                 report.outcome = "failed"
                 report.longrepr = message
             elif report.failed:

@@ -37,10 +37,16 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption("--rag-update-baseline", dest="rag_update_baseline", action="store_true",
                     help="write the recorded metrics of the tests that ran to the baseline file "
                          "(entries of other tests are kept)")
+    group.addoption("--rag-update-failed", dest="rag_update_failed", action="store_true",
+                    help="with --rag-update-baseline, also record tests that failed, errored "
+                         "or xfailed (by default their old entries are kept)")
     group.addoption("--rag-prune-baseline", dest="rag_prune_baseline", action="store_true",
                     help="on a full run, remove baseline entries of tests that no longer exist")
     group.addoption("--rag-strict", dest="rag_strict", action="store_true",
-                    help="with --rag-baseline, fail a test whose stage has no baseline entry")
+                    help="with --rag-baseline, fail a test whose stage has no baseline entry "
+                         "and a regression in an xfail test; fail the run when gated tests "
+                         "were skipped, or when a run of the whole suite finds baseline "
+                         "entries of tests that no longer exist")
     group.addoption("--rag-tolerance", dest="rag_tolerance_cli", type=non_negative,
                     default=None, metavar="AMOUNT",
                     help="absolute tolerance for ratio metrics (overrides ini rag_tolerance, "
@@ -161,6 +167,8 @@ class RagOptions:
     report_html: Path | None = None
     #: ``--rag-run`` / ini ``rag_run``: a run file for the configured dataset.
     run_path: Path | None = None
+    #: ``--rag-update-failed``: an update also records tests that did not pass.
+    update_failed: bool = False
 
     @classmethod
     def from_config(cls, config: pytest.Config, specs: Mapping[str, MetricSpec]) -> RagOptions:
@@ -244,6 +252,10 @@ class RagOptions:
             except argparse.ArgumentTypeError as error:
                 raise pytest.UsageError(f"ini rag_significance: {error}") from None
 
+        if option.rag_update_failed and not option.rag_update_baseline:
+            raise pytest.UsageError("--rag-update-failed records failed tests in an update: "
+                                    "use it with --rag-update-baseline")
+
         def path_of(value: str | None) -> Path | None:
             return None if not value else invocation / value
 
@@ -256,4 +268,5 @@ class RagOptions:
             allow_outside_paths=_ini_bool(config, "rag_allow_outside_paths"),
             stage_settings={k: v for k, v in stage_settings.items() if v is not None},
             significance=significance, report_html=path_of(option.rag_html),
+            update_failed=option.rag_update_failed,
         )

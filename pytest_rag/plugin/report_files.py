@@ -73,12 +73,9 @@ class ReportFiles:
 
     def _scorecard_wanted(self) -> bool:
         """Whether anything was recorded, or a report or a hook wants even an empty scorecard."""
-        options = self.options
         results = self.session.results
         return bool(results.records or results.checks or results.diffs
-                    or any(path is not None for path in (options.report_json, options.report_md,
-                                                         options.report_html))
-                    or self.session.config.hook.pytest_rag_scorecard.get_hookimpls())
+                    or self.session.reports_wanted())
 
 
 def _write_json_report(path: Path, scorecard: Scorecard) -> None:

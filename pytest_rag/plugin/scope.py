@@ -32,10 +32,14 @@ class RunScope:
         self.collection_errors = False
 
     def in_scope(self, nodeid: str) -> bool:
-        """Whether the run's arguments cover the test ``nodeid``."""
+        """Whether the paths this run collected from cover the test ``nodeid``.
+
+        Those are the path arguments; without any, the ini's ``testpaths`` (from the
+        rootdir) or the folder pytest was started in: ``cd tests/retrieval && pytest``
+        covers ``tests/retrieval`` only.  Node id arguments (``file.py::test``) and
+        package names (``--pyargs``) cover nothing here.
+        """
         args = self.config.args
-        if self.config.args_source != pytest.Config.ArgsSource.ARGS:
-            return True
         path = (self.config.rootpath / nodeid.split("::", 1)[0]).resolve()
         for arg in args:
             if "::" in arg:

@@ -78,6 +78,14 @@ class RagSession:
         self.notes: list[str] = []
         self.scorecard: Scorecard | None = None
 
+    def reports_wanted(self) -> bool:
+        """Whether a report file (``--rag-report``, ``--rag-report-md``, ``--rag-html``) or a
+        ``pytest_rag_scorecard`` hook wants the scorecard with everything in it."""
+        options = self.options
+        return bool(any(path is not None for path in (options.report_json, options.report_md,
+                                                      options.report_html))
+                    or self.config.hook.pytest_rag_scorecard.get_hookimpls())
+
     def _load_baseline(self, *, required: bool) -> Baseline:
         from ..compare.baseline import Baseline, BaselineError
 

@@ -25,18 +25,42 @@ PAYLOAD = "rag_payload"
 
 
 class RunResults:
-    """What the run's tests recorded, merged on the controller."""
+    """What the run's tests recorded, merged on the controller.
+
+    Merging a test's payload costs time in proportion to that payload, never to
+    what was merged before: records are kept by ``(node id, stage)``, so that a
+    rerun of a test replaces its records in place of a scan of the whole run.
+    """
 
     def __init__(self) -> None:
-        self.records: list[StageRecord] = []
+        self._records: dict[tuple[str, str], StageRecord] = {}
         self.checks: dict[tuple[str, str], list[CheckRecord]] = {}
         self.diffs: dict[tuple[str, str], list[MetricDiff]] = {}
-        #: The call-phase outcome of each test ("passed", "failed", "skipped").
+        #: The call-phase outcome of each test ("passed", "failed", "skipped"); "skipped"
+        #: also for a test skipped in its setup (a ``skip``/``skipif`` marker).
         self.outcomes: dict[str, str] = {}
+        #: Tests with a failed report in any phase: failed, or an error in setup or teardown.
+        self.failed: set[str] = set()
+        #: Tests whose call failed as their ``xfail`` marker expected.
+        self.xfailed: set[str] = set()
         #: Test functions (node ids without parameters) marked ``rag_sweep``.
         self.sweep_tests: set[str] = set()
-        #: Notes the tests' gates left for the end of the run (said once each).
-        self.notes: list[str] = []
+        #: Notes the tests' gates left for the end of the run (said once each, in order).
+        self._notes: dict[str, None] = {}
+
+    def passed(self, nodeid: str) -> bool:
+        """Whether the test ran to the end and passed, setup and teardown included."""
+        return self.outcomes.get(nodeid) == "passed" and nodeid not in self.failed
+
+    @property
+    def notes(self) -> list[str]:
+        """The notes the tests' gates left for the end of the run, each once."""
+        return list(self._notes)
+
+    @property
+    def records(self) -> list[StageRecord]:
+        """Every stage record, in the order the tests delivered them (a rerun's last)."""
+        return list(self._records.values())
 
     def add(self, nodeid: str, payload: Mapping[str, Any]) -> None:
         """Merge one test's payload (:func:`make_payload`)."""
@@ -47,16 +71,16 @@ class RunResults:
             self.sweep_tests.add(split_nodeid(nodeid)[0])
         for data in payload["records"]:
             record = StageRecord.from_json(data)
-            self.records = [r for r in self.records
-                            if (r.nodeid, r.entry_key) != (record.nodeid, record.entry_key)]
-            self.records.append(record)
+            ident = (record.nodeid, record.entry_key)
+            self._records.pop(ident, None)  # a rerun's record goes last, as it arrived
+            self._records[ident] = record
         for data in payload["checks"]:
             check = CheckRecord.from_json(data)
             self.checks.setdefault((nodeid, check.entry_key), []).append(check)
         for data in payload["diffs"]:
             diff = _diff_from_json(data)
             self.diffs.setdefault((nodeid, diff.entry_key), []).append(diff)
-        self.notes.extend(note for note in payload.get("notes", ()) if note not in self.notes)
+        self._notes.update(dict.fromkeys(payload.get("notes", ())))
 
 
 def make_payload(*, sweep: bool, records: Iterable[StageRecord],
@@ -78,8 +102,14 @@ class TransportPlugin:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         results = self.results
+        if report.failed:
+            results.failed.add(report.nodeid)
         if report.when == "call":
             results.outcomes[report.nodeid] = report.outcome
+            if report.skipped and hasattr(report, "wasxfail"):
+                results.xfailed.add(report.nodeid)
+        elif report.when == "setup" and report.skipped:
+            results.outcomes[report.nodeid] = "skipped"
         payload = getattr(report, PAYLOAD, None)
         if report.when != "call" or not payload:
             return
