@@ -152,7 +152,8 @@ class BaselineMaintenance:
             if plan.accepted:
                 count = len(plan.accepted)
                 self._note(f"this update accepts {count} regression{'s' if count != 1 else ''}"
-                           ": " + "; ".join(plan.accepted))
+                           " as the new baseline:" + "".join(f"\n  {line}"
+                                                            for line in plan.accepted))
         stale = scope.stale_entries(self.session.baseline)
         if options.prune:
             if stale is None:
