@@ -249,8 +249,14 @@ class Baseline:
 
     def gold_change(self, record: StageRecord) -> GoldChange | None:
         """How the gold of ``record`` differs from its entry's, or ``None`` when it does
-        not (or either side has no fingerprints): :mod:`pytest_rag.compare.gold`."""
+        not (or either side has no fingerprints, or the entry was measured on other
+        gold: :func:`~pytest_rag.compare.likeness.different_gold`):
+        :mod:`pytest_rag.compare.gold`."""
+        from .likeness import different_gold
+
         entry = self.entry(record.nodeid, record.entry_key)
+        if different_gold(entry, record) is not None:
+            return None  # not the same gold changed, but other gold: not compared at all
         change = gold_change(entry.get("gold") if entry else None, record)
         return change if change is not None and change.changed else None
 
