@@ -65,19 +65,21 @@ def entry_stage(entry_key: str) -> str:
 
 def dataset_identity(source: str | None, root: str | None = None) -> str | None:
     """Which dataset a record was measured on: its file, relative to ``root`` (the
-    project's root folder) in ``/`` form when it lies inside, else as given;
-    ``None`` for data passed as arguments.  The identity depends on where the gold
-    is, never on what it holds, so that editing the gold keeps it."""
+    project's root folder) in ``/`` form when it lies inside; the file's name alone
+    when it lies outside (a folder outside the project differs between machines,
+    CI and a laptop); ``None`` for data passed as arguments.  The identity depends
+    on where the gold is, never on what it holds, so that editing the gold keeps
+    it."""
     import os.path
 
     if source is None or source.startswith("<"):
         return None
+    path = os.path.abspath(source)
     if root is not None:
-        path = os.path.abspath(source)
         base = os.path.abspath(root)
         if os.path.commonpath([path, base]) == base:
             return os.path.relpath(path, base).replace(os.sep, "/")
-    return source.replace(os.sep, "/")
+    return os.path.basename(path)
 
 
 @dataclass(frozen=True)

@@ -32,13 +32,15 @@ class UpdatePlan:
     """The baseline an update writes, and what it accepts.
 
     ``accepted`` holds one line per regression (or comparison that was not like
-    with like) the update makes the new reference; ``kept`` counts the metrics
-    whose reference stayed because they changed within their tolerance.
+    with like, counted in ``unlike``) the update makes the new reference;
+    ``kept`` counts the metrics whose reference stayed because they changed
+    within their tolerance.
     """
 
     baseline: Baseline
     accepted: tuple[str, ...]
     kept: int
+    unlike: int = 0
 
 
 def _value(value: float | None) -> str:
@@ -68,6 +70,7 @@ def plan_update(baseline: Baseline, records: Iterable[StageRecord],
     records = list(records)
     kept: dict[tuple[str, str], set[str]] = {}
     accepted: list[str] = []
+    unlike = 0
     for record in records:
         if baseline.entry(record.nodeid, record.entry_key) is None:
             continue
@@ -76,10 +79,12 @@ def plan_update(baseline: Baseline, records: Iterable[StageRecord],
             diff.unsettled or diff.status == "gold changed" for diff in diffs)
         accepted.extend(dict.fromkeys(_accepted_line(record, diff) for diff in diffs
                                       if diff.status in ACCEPTED or diff.unsettled))
+        unlike += len({diff.note for diff in diffs if diff.unsettled})
         if like and not accept and record.nodeid not in accept_tests:
             keys = {diff.key for diff in diffs
                     if diff.status == "unchanged" and diff.baseline is not None}
             if keys:
                 kept[(record.nodeid, record.entry_key)] = keys
     updated = baseline.updated(records, specs, tolerances, kept=kept)
-    return UpdatePlan(updated, tuple(accepted), sum(len(keys) for keys in kept.values()))
+    return UpdatePlan(updated, tuple(accepted), sum(len(keys) for keys in kept.values()),
+                      unlike)

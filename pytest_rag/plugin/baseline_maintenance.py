@@ -151,7 +151,8 @@ class BaselineMaintenance:
             updated = plan.baseline
             if plan.accepted:
                 count = len(plan.accepted)
-                self._note(f"this update accepts {count} regression{'s' if count != 1 else ''}"
+                what = "flagged change" if plan.unlike else "regression"
+                self._note(f"this update accepts {count} {what}{'s' if count != 1 else ''}"
                            " as the new baseline:" + "".join(f"\n  {line}"
                                                             for line in plan.accepted))
         stale = scope.stale_entries(self.session.baseline)
