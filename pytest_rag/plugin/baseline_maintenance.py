@@ -119,12 +119,13 @@ class BaselineMaintenance:
         # numbers may be those of a broken run, and would hide the next real drop.
         records = [record for record in results.records
                    if results.outcomes.get(record.nodeid) != "skipped"
-                   or (options.update_failed and record.nodeid in results.xfailed)]
+                   or record.nodeid in results.xfailed]
         if options.update and not options.update_failed:
+            not_passed = results.failed | results.xfailed
             failed = list(dict.fromkeys(record.nodeid for record in records
-                                        if record.nodeid in results.failed))
+                                        if record.nodeid in not_passed))
             if failed:
-                records = [record for record in records if record.nodeid not in results.failed]
+                records = [record for record in records if record.nodeid not in not_passed]
                 self._note("baseline entries not updated: test failed (--rag-update-failed "
                            "records them anyway): " + ", ".join(failed))
         if options.update:
@@ -162,9 +163,16 @@ class BaselineMaintenance:
                 self._note("--rag-prune-baseline refused: this run did not collect every "
                            f"test ({reason}); run the whole suite without test selection "
                            "to prune")
-            elif stale:
-                updated = updated.without(stale)
-                self._note("pruned baseline entries: " + ", ".join(stale))
+            else:
+                if stale:
+                    updated = updated.without(stale)
+                    self._note("pruned baseline entries: " + ", ".join(stale))
+                outside = sum(1 for nodeid in updated.tests if not scope.in_scope(nodeid))
+                if outside:
+                    self._note(f"--rag-prune-baseline kept {outside} entr"
+                               f"{'ies' if outside != 1 else 'y'} outside the paths this run "
+                               "collected from, which it cannot tell are gone (run from the "
+                               "rootdir to prune them)")
         elif stale:
             self._note("baseline entries of tests that no longer exist (kept; remove them "
                        "with --rag-prune-baseline): " + ", ".join(stale))

@@ -277,26 +277,26 @@ class GatePlugin:
                 # xfail covers the test's own failure, not a worse pipeline.
                 del report.wasxfail  # a failure of its own, not a strict xpass
                 report.outcome = "failed"
-                message += "\na regression in an xfail test (--rag-strict)"
-                add_section = getattr(report.longrepr, "addsection", None)
-                if add_section is not None:
-                    add_section("RAG checks", message)
-                else:
-                    report.longrepr = f"{report.longrepr}\n\n{message}"
+                _add_to_failure(report, message + "\na regression in an xfail test "
+                                "(--rag-strict)")
             elif report.passed:
                 report.outcome = "failed"
                 report.longrepr = message
             elif report.failed:
-                # The test's own failure stays first; the gate's verdict goes into the same
-                # failure text, which is what junit-xml (and so CI) shows.
-                add_section = getattr(report.longrepr, "addsection", None)
-                if add_section is not None:
-                    add_section("RAG checks", message)
-                else:
-                    report.longrepr = f"{report.longrepr}\n\n{message}"
+                _add_to_failure(report, message)
         report.user_properties = list(item.user_properties)
         setattr(report, PAYLOAD, payload)
         return report
+
+
+def _add_to_failure(report: pytest.TestReport, message: str) -> None:
+    """The gate's verdict after the test's own failure, in the same failure text (which is
+    what junit-xml, and so CI, shows)."""
+    add_section = getattr(report.longrepr, "addsection", None)
+    if add_section is not None:
+        add_section("RAG checks", message)
+    else:
+        report.longrepr = f"{report.longrepr}\n\n{message}"
 
 
 def _add_junit_properties(item: pytest.Item, records: list[StageRecord],

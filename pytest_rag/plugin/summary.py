@@ -11,7 +11,12 @@ from .session import is_worker
 if TYPE_CHECKING:
     from .session import RagSession
 
-__all__ = ["Summary"]
+__all__ = ["SCREENFUL", "Summary"]
+
+#: The most lines the default scorecard takes (``-v`` and ``--rag-scorecard=full`` are
+#: uncut).  Fixed, not the terminal's height: CI logs have none, and the same run
+#: prints the same summary everywhere.
+SCREENFUL = 40
 
 
 class Summary:
@@ -30,7 +35,7 @@ class Summary:
         if show and scorecard is not None:
             full = self.options.scorecard == "full" or run.config.get_verbosity() > 0
             terminalreporter.write_sep("=", "RAG scorecard")
-            for line in scorecard.lines(full=full):
+            for line in scorecard.lines(full=full, limit=SCREENFUL):
                 terminalreporter.write_line(line)
             counts = scorecard.counts()
             improved = counts.get("improved", 0)

@@ -63,6 +63,24 @@ def _table(rows: Sequence[tuple[str, ...]], width: int) -> list[str]:
             for line in (headers, ["-" * size for size in widths], *cells)]
 
 
+def _fit(blocks: list[list[str]], room: int | None) -> list[list[str]]:
+    """The leading ``blocks`` that fit in ``room`` lines with one line to spare (for the
+    "N more" line); a first block taller than that is cut.  ``None``: all of them."""
+    if room is None or sum(map(len, blocks)) <= room:
+        return blocks
+    room = max(room - 1, 1)
+    kept: list[list[str]] = []
+    used = 0
+    for block in blocks:
+        if used + len(block) > room:
+            if not kept:
+                kept.append(block[:room])
+            break
+        kept.append(block)
+        used += len(block)
+    return kept
+
+
 #: Row statuses that make the default scorecard show their stage report.
 ATTENTION = frozenset({"FAIL", "REGRESSED", "LOST", "within noise", "improved", "new",
                        "gold changed", "not compared", "settings changed"})
@@ -255,24 +273,29 @@ class Scorecard:
         return ", ".join(parts)
 
     # -- terminal ---------------------------------------------------------------
-    def lines(self, *, full: bool = False, width: int = 80) -> list[str]:
-        """The terminal scorecard; ``full`` lists every stage report and metric.
+    def lines(self, *, full: bool = False, width: int = 80,
+              limit: int | None = None) -> list[str]:
+        """The terminal scorecard; ``full`` lists every stage report, metric and group
+        of parametrized variants.
 
         Otherwise only what needs attention: stage reports of failed tests and
         those with a metric below its threshold, regressed, no longer measured,
         within noise, improved or new (shown with their checked or changed
-        metrics, the others counted in one line); the rest is counted in one
-        line.  Every line fits in ``width`` columns.
+        metrics, the others counted in one line), and the sweep tables of tests
+        marked ``rag_sweep``; the rest is counted in one line each.  ``limit``
+        (not with ``full``): at most that many lines in all, what does not fit
+        counted in an "N more" line.  Every line fits in ``width`` columns.
         """
         import textwrap
 
-        out: list[str] = []
+        blocks: list[list[str]] = []  # what needs attention, then the sweeps
         quiet = 0
         for entry in self.entries:
             if not full and entry.outcome != "failed" and entry.gold_change is None and not any(
                     row.status in ATTENTION for row in entry.rows):
                 quiet += 1
                 continue
+            out: list[str] = []
             settings = ", ".join(f"{k}={_short(setting_text(v))}"
                                  for k, v in entry.settings.items() if v is not None)
             header = terminal_text(f"{entry.nodeid} [{entry.entry_key}]"
@@ -298,14 +321,38 @@ class Scorecard:
                 what = "unchanged against the baseline" if baselined else "not checked"
                 out.append(f"  {hidden} {'more ' if rows else ''}metric{'s' if hidden != 1 else ''} "
                            f"{what} (-v lists them)")
+            blocks.append(out)
+        reports = len(blocks)
+        counted = []  # one line each, always shown
         if quiet:
-            out.append(f"{quiet} {'more ' if len(self.entries) > quiet else ''}stage "
-                       f"report{'s' if quiet != 1 else ''} with nothing to flag "
-                       "(-v lists them)")
-        for sweep in self.sweeps():
-            out.extend(sweep_lines(sweep, width))
-        if self.entries:
-            out.extend(textwrap.wrap(self.summary_line(), width))
+            counted.append(f"{quiet} {'more ' if len(self.entries) > quiet else ''}stage "
+                           f"report{'s' if quiet != 1 else ''} with nothing to flag "
+                           "(-v lists them)")
+        # Variants of a test not marked rag_sweep (datasets side by side, or a test
+        # parametrized for coverage): their table is there on request only.
+        sweeps = self.sweeps()
+        shown = [sweep for sweep in sweeps if full or sweep.starred]
+        if len(shown) < len(sweeps):
+            unmarked = len(sweeps) - len(shown)
+            counted.append(f"{unmarked} parametrized test{'s' if unmarked != 1 else ''} not "
+                           "a rag_sweep: variants side by side with -v")
+        blocks.extend(sweep_lines(sweep, width) for sweep in shown)
+        summary = textwrap.wrap(self.summary_line(), width) if self.entries else []
+        room = None if full or limit is None else limit - len(counted) - len(summary)
+        kept = _fit(blocks, room)
+        out = [line for block in kept[:reports] for line in block]
+        out.extend(counted[:1] if quiet else [])
+        out.extend(line for block in kept[reports:] for line in block)
+        dropped = len(blocks) - len(kept)
+        cut = bool(kept) and len(kept[-1]) < len(blocks[len(kept) - 1])
+        if dropped or cut:
+            left = max(0, reports - len(kept))
+            parts = [f"{n} more {what}{'s' if n != 1 else ''}" for n, what in (
+                (left, "stage report"), (dropped - left, "sweep table")) if n]
+            out.append(", ".join([*parts, *(["the last table cut"] if cut else [])])
+                       + " (-v lists everything)")
+        out.extend(counted[1:] if quiet else counted)
+        out.extend(summary)
         return out
 
     # -- markdown ---------------------------------------------------------------

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from ragproject import BASELINE, GOLD, WORSE, baseline, set_inputs
+from ragproject import BASELINE, FEWER_PLUGINS, GOLD, WORSE, baseline, set_inputs
 
 RUN = ("-p", "no:cacheprovider")
 UPDATE = (*RUN, "--rag-update-baseline")
@@ -145,6 +145,10 @@ def test_known_gap(rag):
 def test_a_regression_in_an_xfail_test_is_named_and_fails_strict(
         rag_pytester: pytest.Pytester) -> None:
     rag_pytester.makepyfile(test_rag=XFAIL)
+    result = rag_pytester.runpytest(*UPDATE)
+    result.assert_outcomes(xfailed=1)
+    result.stdout.fnmatch_lines(["pytest-rag: baseline entries not updated: test failed "
+                                 "*: test_rag.py::test_known_gap"])
     rag_pytester.runpytest(*UPDATE, "--rag-update-failed").assert_outcomes(xfailed=1)
     set_inputs(rag_pytester, retrieved_ids=WORSE)
     result = rag_pytester.runpytest(*COMPARE)
@@ -247,6 +251,9 @@ def test_a_run_from_a_subfolder_prunes_only_what_it_covered(
     result = pytester.runpytest(*UPDATE, "--rag-prune-baseline")
     result.assert_outcomes(passed=1)
     result.stdout.no_fnmatch_line("*pruned*")
+    result.stdout.fnmatch_lines(["pytest-rag: --rag-prune-baseline kept 1 entry outside the "
+                                 "paths this run collected from, which it cannot tell are "
+                                 "gone (run from the rootdir to prune them)"])
     assert entries(pytester) == BOTH
     # A test of this folder that is gone is pruned; the other folder's entry stays.
     (pytester.path / "tests" / "retrieval" / "test_r.py").write_text(
@@ -268,3 +275,35 @@ def test_a_compare_run_from_a_subfolder_does_not_call_other_folders_stale(
         result.assert_outcomes(passed=1)
         assert result.ret == pytest.ExitCode.OK
         result.stdout.no_fnmatch_line("*no longer exist*")
+
+
+# -- the same through pytest-xdist: the controller learns it from the workers' reports -----
+XDIST_TESTS = SKIPPING + '''
+
+def test_d(rag):
+    rag.retrieval()
+    assert not (HERE / "fail").exists()
+'''
+
+
+def test_under_xdist_the_controller_names_failed_and_skipped_tests(
+        rag_pytester: pytest.Pytester) -> None:
+    pytest.importorskip("xdist")
+    rag_pytester.makepyfile(test_rag=XDIST_TESTS)
+    rag_pytester.runpytest(*UPDATE).assert_outcomes(passed=4)
+    (rag_pytester.path / "skip-b").touch()
+    (rag_pytester.path / "fail").touch()
+    before = baseline(rag_pytester)["tests"]
+    result = rag_pytester.runpytest_subprocess(*UPDATE, *FEWER_PLUGINS, "-n", "2")
+    result.assert_outcomes(passed=2, failed=1, skipped=1)
+    result.stdout.fnmatch_lines([("pytest-rag: baseline entries not updated: test failed "
+                                 "(--rag-update-failed records them anyway): "
+                                 "test_rag.py::test_d")])
+    assert baseline(rag_pytester)["tests"]["test_rag.py::test_d"] == before["test_rag.py::test_d"]
+    (rag_pytester.path / "fail").unlink()  # every test that runs passes: only the skip fails
+    result = rag_pytester.runpytest_subprocess(*COMPARE, *FEWER_PLUGINS, "--rag-strict",
+                                               "-n", "2")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines([("pytest-rag: not gated in this run (skipped; their baseline "
+                                 "entries were not compared): test_rag.py::test_b "
+                                 "(--rag-strict fails the run)")])

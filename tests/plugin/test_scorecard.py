@@ -123,7 +123,10 @@ def test_every_stage(rag, better):
 
 
 @pytest.mark.parametrize("mode", ["summary", "full"])
-def test_every_line_fits_in_80_columns(pytester: pytest.Pytester, mode: str) -> None:
+def test_every_line_fits_in_80_columns(pytester: pytest.Pytester, mode: str,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    # Every line of the summary, not the first screenful (the inner run is in-process).
+    monkeypatch.setattr("pytest_rag.plugin.summary.SCREENFUL", 1000)
     shutil.copy(QUICKSTART, pytester.path / "gold.yaml")
     pytester.makefile(".ini", pytest="[pytest]\nrag_dataset = gold.yaml\n")
     pytester.makepyfile(test_wide=WIDE)
@@ -201,7 +204,10 @@ def test_a_best_is_starred_only_in_a_marked_sweep(pytester: pytest.Pytester,
     if marked:
         result.stdout.fnmatch_lines(["*test_across [[]retrieval[]]: 2 variants (? best per column)",
                                      "*chroma*1.000[*]*"])
-    else:
+    else:  # datasets side by side: on request (-v) only
+        result.stdout.fnmatch_lines(["1 parametrized test not a rag_sweep: variants side by "
+                                     "side with -v"])
+        result = pytester.runpytest("-p", "no:cacheprovider", "-v")
         result.stdout.fnmatch_lines(["*test_across [[]retrieval[]]: 2 variants (not a "
                                      "rag_sweep)"])
         assert "1.000*" not in result.stdout.str()
