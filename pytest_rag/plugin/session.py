@@ -69,11 +69,11 @@ class RagSession:
         if options.compare or options.update or options.prune:
             # Updating creates a missing file, also at a path given with --rag-baseline=PATH.
             self.baseline = self._load_baseline(required=options.compare and not options.update)
-            if options.compare and not options.update:
-                self._check_metric_keys(self.baseline)
         #: Controller side: what the tests recorded.
         self.results: RunResults = RunResults()
         self.scope: RunScope = RunScope(config)
+        if self.baseline is not None and options.compare and not options.update:
+            self._check_metric_keys(self.baseline)
         #: Lines for the end of the terminal summary, each said after "pytest-rag: ".
         self.notes: list[str] = []
         self.scorecard: Scorecard | None = None
@@ -99,10 +99,14 @@ class RagSession:
 
     def _check_metric_keys(self, baseline: Baseline) -> None:
         """A baseline metric that no metric defines (a custom metric renamed or no longer
-        registered) is a usage error: its gate would vanish without a word."""
+        registered) is a usage error: its gate would vanish without a word.  Only the
+        entries of tests in the run's paths count: a custom metric declared in the
+        conftest of another folder is not registered in a run of this one."""
         from ..compare.likeness import unknown_metrics
 
-        unknown = unknown_metrics(baseline.tests, self.specs)
+        tests = {nodeid: stages for nodeid, stages in baseline.tests.items()
+                 if self.scope.in_scope(nodeid)}
+        unknown = unknown_metrics(tests, self.specs)
         if unknown:
             shown = "; ".join(unknown[:10]) + (f"; +{len(unknown) - 10} more"
                                                if len(unknown) > 10 else "")

@@ -196,6 +196,16 @@ def test_a_renamed_metric_is_a_usage_error_with_a_suggestion(custom: pytest.Pyte
             in " ".join(result.stderr.str().split()))
 
 
+def test_unknown_keys_of_tests_outside_the_run_are_not_its_concern(custom: pytest.Pytester
+                                                                   ) -> None:
+    # The custom metric is registered by another folder's conftest in the real project;
+    # a run of this folder cannot know it, and does not judge that folder's entries.
+    (custom.path / "metric.txt").write_text("found_id")
+    (custom.path / "other").mkdir()
+    (custom.path / "other" / "test_other.py").write_text("def test_plain():\n    pass\n")
+    custom.runpytest("other", *COMPARE).assert_outcomes(passed=1)
+
+
 def test_a_metric_the_run_no_longer_produces_is_lost(custom: pytest.Pytester) -> None:
     (custom.path / "score.txt").write_text("-1")  # still declared, no longer computed
     result = custom.runpytest(*COMPARE)
