@@ -22,7 +22,7 @@ from ..dataset.json_text import big_integer_place, lone_surrogate_place
 from ..dataset.parser import MAX_FILE_BYTES
 from ..registry import Direction, MetricSpec
 from .gold import GoldChange, gold_change, mean_over, reads_queries
-from .records import StageRecord, entry_stage
+from .records import StageRecord, entry_key, entry_stage
 from .thresholds import Allowance, Tolerances
 
 __all__ = ["BASELINE_FORMAT", "BASELINE_VERSION", "Baseline", "BaselineError", "MetricDiff",
@@ -408,7 +408,7 @@ class MetricDiff:
     @property
     def entry_key(self) -> str:
         """The baseline entry compared: the stage, with the call's name in brackets."""
-        return self.stage if self.name is None else f"{self.stage}[{self.name}]"
+        return entry_key(self.stage, self.name)
 
     @property
     def delta(self) -> float | None:

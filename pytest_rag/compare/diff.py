@@ -14,7 +14,12 @@ from pathlib import Path
 
 from ..registry import REGISTRY, MetricSpec
 from .baseline import (
-    BASELINE_FORMAT, Baseline, BaselineError, MetricDiff, compare_record, read_json_file,
+    BASELINE_FORMAT,
+    Baseline,
+    BaselineError,
+    MetricDiff,
+    compare_record,
+    read_json_file,
 )
 from .records import REPORT_FORMAT, REPORT_VERSION, StageRecord, entry_stage
 from .thresholds import Tolerances

@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import did_you_mean
+from ..formatting import setting_text
 from ..registry import MetricSpec
 from .gold import GoldChange, _ids
 from .records import StageRecord, entry_stage
@@ -33,13 +34,6 @@ def _plain(value: Any) -> Any:
     """``value`` as JSON would give it back (tuples as lists), for comparing settings."""
     try:
         return json.loads(json.dumps(value, sort_keys=True))
-    except (TypeError, ValueError):
-        return repr(value)
-
-
-def _setting_text(value: Any) -> str:
-    try:
-        return json.dumps(value, ensure_ascii=False).replace('"', "'")
     except (TypeError, ValueError):
         return repr(value)
 
@@ -58,7 +52,7 @@ def settings_change(entry: Mapping[str, Any] | None, record: StageRecord) -> str
     for name in sorted(set(stored) & set(record.settings)):
         before, after = _plain(stored[name]), _plain(record.settings[name])
         if before != after:
-            changes.append(f"{name} {_setting_text(before)} -> {_setting_text(after)}")
+            changes.append(f"{name} {setting_text(before)} -> {setting_text(after)}")
     if not changes:
         return None
     return f"settings changed ({', '.join(changes)})"

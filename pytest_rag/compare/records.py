@@ -14,7 +14,7 @@ from typing import Any
 
 from ..stages.report import Report
 
-__all__ = ["CheckRecord", "StageRecord", "dataset_identity", "entry_stage"]
+__all__ = ["CheckRecord", "StageRecord", "dataset_identity", "entry_key", "entry_stage"]
 
 #: The ``format`` and ``version`` of a ``--rag-report`` file (read back by ``pytest-rag diff``).
 REPORT_FORMAT = "pytest-rag-report"
@@ -37,7 +37,7 @@ class CheckRecord:
     @property
     def entry_key(self) -> str:
         """The stage, with the call's name in brackets when it has one."""
-        return self.stage if self.name is None else f"{self.stage}[{self.name}]"
+        return entry_key(self.stage, self.name)
 
     def to_json(self) -> dict[str, Any]:
         return {"stage": self.stage, "key": self.key, "op": self.op, "value": self.value,
@@ -56,6 +56,12 @@ def _plain(value: Any) -> Any:
     if isinstance(value, float) and math.isnan(value):
         return None
     return value
+
+
+def entry_key(stage: str, name: str | None) -> str:
+    """The key of a baseline entry under its test: the stage, with the call's name in
+    brackets when it has one (``"retrieval[bm25]"``)."""
+    return stage if name is None else f"{stage}[{name}]"
 
 
 def entry_stage(entry_key: str) -> str:
@@ -114,7 +120,7 @@ class StageRecord:
     def entry_key(self) -> str:
         """The key of this record's baseline entry under its test: the stage, with the
         call's name in brackets when it has one (``"retrieval[bm25]"``)."""
-        return self.stage if self.name is None else f"{self.stage}[{self.name}]"
+        return entry_key(self.stage, self.name)
 
     @classmethod
     def from_report(cls, nodeid: str, report: Report, *, name: str | None = None,

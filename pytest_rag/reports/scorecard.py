@@ -13,7 +13,13 @@ from typing import Any
 
 from ..compare.baseline import MetricDiff
 from ..compare.gold import GoldChange
-from ..compare.records import REPORT_FORMAT, REPORT_VERSION, CheckRecord, StageRecord
+from ..compare.records import (
+    REPORT_FORMAT,
+    REPORT_VERSION,
+    CheckRecord,
+    StageRecord,
+    entry_key,
+)
 from ..compare.sweeps import Sweep, find_sweeps, sweep_lines, sweep_markdown
 from ..escaping import markdown_code, terminal_text
 from ..formatting import delta_text, number_text, p_value_text, setting_text
@@ -174,7 +180,7 @@ class ScoreEntry:
     @property
     def entry_key(self) -> str:
         """The stage, with the call's name in brackets when it has one (the baseline key)."""
-        return self.stage if self.name is None else f"{self.stage}[{self.name}]"
+        return entry_key(self.stage, self.name)
 
     @property
     def failed(self) -> bool:
