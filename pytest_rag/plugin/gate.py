@@ -319,8 +319,8 @@ def _add_junit_properties(item: pytest.Item, records: list[StageRecord],
 
 def _severity(diff: MetricDiff) -> float:
     """How bad a regression is: the change against the baseline's magnitude (a metric no
-    longer measured, or one that left zero, ranks first)."""
-    if diff.current is None or diff.baseline is None:
+    longer measured, in whole or for some queries, or one that left zero, ranks first)."""
+    if diff.current is None or diff.baseline is None or diff.status == "lost":
         return math.inf
     change = abs(diff.current - diff.baseline)
     return change / abs(diff.baseline) if diff.baseline else math.inf
@@ -342,7 +342,10 @@ def _message(failures: list[str], regressed: list[MetricDiff], baseline_name: st
     more = f" (+{problems - 1} more below)" if problems > 1 else ""
     if regressed:
         worst = max(regressed, key=_severity)  # the first of equals: registry order
-        return [(f"{HEADLINE_PREFIX}{worst.stage}.{worst.key} {_fmt(worst.baseline)} -> "
+        if worst.note:  # lost queries or a lost key: the numbers alone would not say it
+            return [(f"{HEADLINE_PREFIX}{worst.entry_key}.{worst.key}: {terminal_text(worst.note)}"
+                     f" ({baseline_name}){more}"), *failures]
+        return [(f"{HEADLINE_PREFIX}{worst.entry_key}.{worst.key} {_fmt(worst.baseline)} -> "
                  f"{_fmt(worst.current)}, worse than the baseline ({baseline_name}){more}"),
                 *failures]
     return [HEADLINE_PREFIX + failures[0].rstrip(":") + more, *failures[1:]]
