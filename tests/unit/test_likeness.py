@@ -158,3 +158,15 @@ def test_an_update_names_the_regressions_it_accepts() -> None:
     explicit = plan_update(base, [record({"q1": 0.99, "q2": 0.99})], REGISTRY, Tolerances(),
                            accept=True)
     assert explicit.baseline.value(NODEID, "retrieval", "recall_at_k") == 0.99
+
+
+def test_pytest_rag_diff_names_entries_not_compared() -> None:
+    from pytest_rag.compare.diff import diff_files
+    from pytest_rag.reports.tables import render_diff
+
+    old = recorded(record({"q1": 1.0, "q2": 0.0}))
+    new = recorded(record({"q1": 1.0, "q2": 0.0}, settings={"k": 10}))
+    rows = diff_files(old, new)
+    assert {row.diff.status for row in rows} == {"settings changed"}
+    assert render_diff(rows).splitlines()[-1] == (
+        "0 regressed, 0 improved, 1 not compared (different gold or settings)")
