@@ -1,10 +1,16 @@
-"""The one exception type for bad input data, and the "did you mean" hint of its messages."""
+"""The one exception type for bad input data, and the parts of its messages: the "did you
+mean" hint and the short description of a value that arrived."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import datetime
+import numbers
+import reprlib
+import sys
+from collections.abc import Iterable, Mapping
 
-__all__ = ["DatasetError", "did_you_mean", "unknown_names"]
+__all__ = ["DatasetError", "describe_value", "did_you_mean", "is_bool", "show_value",
+           "unknown_names"]
 
 
 class DatasetError(ValueError):
@@ -50,3 +56,63 @@ def unknown_names(names: Iterable[str], choices: Iterable[str]) -> str:
     ``'retreived_ids' (did you mean 'retrieved_ids'?), 'x'``."""
     known = list(choices)
     return ", ".join(f"{name!r}{did_you_mean(name, known)}" for name in names)
+
+
+def is_bool(value: object) -> bool:
+    """``True`` for a boolean, also numpy's (which is not a number here)."""
+    if isinstance(value, bool):
+        return True
+    numpy = sys.modules.get("numpy")
+    return numpy is not None and isinstance(value, numpy.bool_)
+
+
+def _type_name(value: object) -> str:
+    if value is None:
+        return "null"
+    if is_bool(value):
+        return "a boolean"
+    if isinstance(value, numbers.Number):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, Mapping):
+        return "a mapping"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    if isinstance(value, (set, frozenset)):
+        return "a set"
+    if isinstance(value, datetime.datetime):
+        return "a date and time"
+    if isinstance(value, datetime.date):
+        return "a date"
+    name = type(value).__name__
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
+
+
+_REPR = reprlib.Repr()
+_REPR.maxstring = _REPR.maxother = 60
+_REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = _REPR.maxset = 6
+_REPR.maxlevel = 3
+
+
+def show_value(value: object) -> str:
+    """A short, safe rendering of a value for a message (dates as in the file)."""
+    if isinstance(value, (datetime.date, datetime.datetime)):
+        return value.isoformat()
+    if isinstance(value, str):
+        text = repr(value[:60])
+    elif isinstance(value, numbers.Number) and hasattr(value, "item"):
+        text = repr(value.item())  # a numpy scalar, shown as the plain number
+    else:
+        try:
+            text = _REPR.repr(value)
+        except Exception:  # noqa: BLE001 - a foreign object whose repr fails in any way
+            text = f"<{type(value).__name__}>"
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def describe_value(value: object) -> str:
+    """``a number 7``, ``a string 'x'``, ``null``: what arrived, for a message."""
+    if value is None:
+        return "null"
+    return f"{_type_name(value)} {show_value(value)}"

@@ -16,6 +16,8 @@ import math
 from dataclasses import dataclass
 from typing import Final
 
+from .errors import unknown_names
+
 __all__ = [
     "Direction",
     "MetricSpec",
@@ -407,5 +409,5 @@ def get_metric(name: str) -> MetricSpec:
         return REGISTRY[name]
     except KeyError:
         raise ValueError(
-            f"unknown metric {name!r}; known: {', '.join(REGISTRY)}"
+            f"unknown metric {unknown_names([name], REGISTRY)}; known: {', '.join(REGISTRY)}"
         ) from None

@@ -17,7 +17,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytest_rag.dataset.parser import MAX_FILE_BYTES, MAX_JSON_BYTES, MAX_YAML_BYTES
+from pytest_rag.dataset.bounded_read import MAX_FILE_BYTES, MAX_JSON_BYTES, MAX_YAML_BYTES
 
 #: A ``path:`` document or a dataset one byte over the size limit: a sparse file
 #: (``truncate``), so that no 512 MiB are written; the loader refuses it from its size.

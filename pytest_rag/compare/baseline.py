@@ -17,9 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..atomic import write_atomically
-from ..dataset.bounded_read import UNREADABLE, read_text
-from ..dataset.json_text import big_integer_place, lone_surrogate_place
-from ..dataset.parser import MAX_FILE_BYTES
+from ..dataset.bounded_read import MAX_FILE_BYTES, UNREADABLE, InvalidJson, read_json
 from ..registry import Direction, MetricSpec
 from .gold import GoldChange, gold_change, mean_over, reads_queries
 from .records import StageRecord, entry_key, entry_stage
@@ -137,31 +135,17 @@ def read_json_file(path: Path, kind: str, *, missing_hint: str = "",
     """
     where = f"{kind} {str(path)!r}"
     try:
-        text = read_text(path, MAX_FILE_BYTES)
+        return read_json(path, MAX_FILE_BYTES)
     except FileNotFoundError:
         raise BaselineError(f"{where} not found{missing_hint}") from None
     except UNREADABLE as error:
         raise BaselineError(f"{where} {error}{corrupt_hint}") from None
+    except InvalidJson as error:
+        if error.problem == "nested too deeply":
+            raise BaselineError(f"{where} is nested too deeply to be read{corrupt_hint}") from None
+        raise BaselineError(f"{where} is not valid JSON ({error}){corrupt_hint}") from None
     except OSError as error:
         raise BaselineError(f"cannot read {where}: {error.strerror or error}") from None
-    try:
-        data = json.loads(text)
-    except RecursionError:
-        raise BaselineError(f"{where} is nested too deeply to be read{corrupt_hint}") from None
-    except json.JSONDecodeError as error:
-        raise BaselineError(f"{where} is not valid JSON (line {error.lineno}, column "
-                            f"{error.colno}: {error.msg}){corrupt_hint}") from None
-    except ValueError as error:  # an integer of more digits than Python converts
-        big = big_integer_place(text)
-        if big is not None:
-            raise BaselineError(f"{where} is not valid JSON ({big[1]}: an integer of {big[0]} "
-                                f"digits, more than Python converts){corrupt_hint}") from None
-        raise BaselineError(f"{where} is not valid JSON ({error}){corrupt_hint}") from None
-    place = lone_surrogate_place(text)
-    if place is not None:
-        raise BaselineError(f"{where} is not valid JSON ({place}: a lone surrogate escape, "
-                            f"which is not text and cannot be written as UTF-8){corrupt_hint}")
-    return data
 
 
 @dataclass(frozen=True)

@@ -113,6 +113,10 @@ class StageRecord:
     #: (:mod:`pytest_rag.compare.gold`).  Empty / ``None`` when not known.
     gold: Mapping[str, str] = field(default_factory=dict)
     documents: str | None = None
+    #: Each query's fingerprint of all its gold, for baseline entries written before
+    #: the fingerprints were per stage (:mod:`pytest_rag.compare.gold`); sent from a
+    #: worker with the record, never stored in a baseline.
+    whole_gold: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
     name: str | None = None
     dataset: str | None = None
 
@@ -128,15 +132,15 @@ class StageRecord:
         """The record of ``report``; ``root`` is the project's root folder, against which
         the dataset's file is named (:func:`dataset_identity`)."""
         from ..dataset.model import documents_fingerprint
+        from .gold import gold_fingerprints, whole_gold_fingerprints
 
         dataset = report.dataset
-        gold = {query.id: query.fingerprint for query in dataset.queries} if dataset else {}
         return cls(nodeid, report.stage, dict(report.values),
                    {key: dict(values) for key, values in report.per_query.items()},
                    {key: _plain(value) for key, value in report.settings.items()},
-                   dict(report.missing), gold=gold,
+                   dict(report.missing), gold=gold_fingerprints(dataset, report.stage),
                    documents=documents_fingerprint(dataset.documents) if dataset else None,
-                   name=name,
+                   whole_gold=whole_gold_fingerprints(dataset), name=name,
                    dataset=dataset_identity(dataset.source, root) if dataset else None)
 
     def gold_json(self) -> dict[str, Any]:
@@ -158,6 +162,8 @@ class StageRecord:
         gold = self.gold_json()
         if gold:
             data["gold"] = gold
+        if self.whole_gold:
+            data["whole_gold"] = dict(self.whole_gold)
         if self.name is not None:
             data["name"] = self.name
         if self.dataset is not None:
@@ -171,4 +177,5 @@ class StageRecord:
                    {k: dict(v) for k, v in data.get("per_query", {}).items()},
                    dict(data.get("settings", {})), dict(data.get("missing", {})),
                    dict(data.get("details", {})), dict(gold.get("queries", {})),
-                   gold.get("documents"), data.get("name"), data.get("dataset"))
+                   gold.get("documents"), dict(data.get("whole_gold", {})),
+                   name=data.get("name"), dataset=data.get("dataset"))

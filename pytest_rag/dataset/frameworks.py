@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from ..errors import DatasetError
+from ..settings import check_setting
 from ..text.locate import locate
 from .model import Chunk, Document
 
@@ -118,10 +119,10 @@ def read_object(value: object) -> Piece | None:
 
 
 def check_doc_id_key(value: object) -> str | None:
-    """Validate ``doc_id_key``: a metadata key (a non-empty string) or ``None``."""
-    if value is not None and (not isinstance(value, str) or not value):
-        raise TypeError(f"doc_id_key must be a metadata key (a non-empty string), got {value!r}")
-    return value
+    """Validate ``doc_id_key``: a metadata key (a non-empty string) or ``None``, by the
+    one rule of the settings table (:mod:`pytest_rag.settings`)."""
+    checked: str | None = check_setting("doc_id_key", value)
+    return checked
 
 
 def _short(text: str) -> str:

@@ -246,7 +246,7 @@ def _range_ids(low: npt.NDArray[np.uint32], starts: _IntArray, ends: _IntArray,
 class _DocumentWords:
     """What the lexical metrics read of one document, whatever its chunks.
 
-    Kept with the document (:meth:`~pytest_rag.dataset.model.Document.derived`),
+    Kept with the document (:meth:`~pytest_rag.dataset.caches.ObjectCache.cached`),
     so that a sweep of chunkings over one corpus hashes every token once.
 
     Attributes
@@ -313,7 +313,7 @@ def _document_words(document: Document, powers: _HashPowers) -> _DocumentWords:
 @dataclass(frozen=True)
 class _BlockWords:
     """What the lexical metrics read of a block of documents (texts laid end to
-    end), whatever its chunks: kept with the corpus (:meth:`Dataset.corpus_derived`).
+    end), whatever its chunks: kept with the corpus (:meth:`Dataset.corpus_cached`).
 
     Attributes
     ----------
@@ -368,7 +368,7 @@ def _block_words(documents: Sequence[Document], block: Sequence[int],
     """The :class:`_BlockWords` of the documents ``block``: each document's own word
     ids (:func:`_document_words`, kept with the document) joined into the block's
     by hashing only the documents' distinct words."""
-    found = [documents[doc].derived("lexical_words", lambda document: _document_words(
+    found = [documents[doc].cached("lexical_words", lambda document: _document_words(
         document, powers)) for doc in block]
     tables = [documents[doc].tokens for doc in block]
     empty = np.zeros(0, dtype=np.int64)
@@ -531,7 +531,7 @@ def lexical_metrics(dataset: Dataset, scope: _IntArray, pairs: tuple[_IntArray, 
     clarity: list[npt.NDArray[np.float64]] = []
     stickiness: list[npt.NDArray[np.float64]] = []
     for number, block in enumerate(blocks):
-        words = dataset.corpus_derived(f"lexical_words:{block}",
+        words = dataset.corpus_cached(f"lexical_words:{block}",
                                        lambda _: _block_words(documents, block, powers))
         token_base[block] = words.token_base - positions.base[block]
         char_base = words.char_base

@@ -85,7 +85,7 @@ def build_positions(dataset: Dataset) -> Positions:
     chunk_lo, chunk_hi, chunk_doc = _chunk_intervals(dataset, doc_index, base)
     # The gold side depends on the documents and queries alone: a sweep of
     # chunkings places the evidence once.
-    evidence = dataset.gold_derived("evidence_positions",
+    evidence = dataset.gold_cached("evidence_positions",
                                     lambda _: _evidence_intervals(dataset, doc_index, base))
     return Positions(doc_index, base, chunk_lo, chunk_hi, chunk_doc, *evidence)
 
@@ -111,7 +111,7 @@ def _chunk_intervals(dataset: Dataset, doc_index: dict[str, int], base: _IntArra
             array.setflags(write=False)
         return intervals
 
-    return dataset.corpus_derived_for("chunk_intervals", columns, place)
+    return dataset.corpus_cached_for("chunk_intervals", columns, place)
 
 
 def _evidence_intervals(dataset: Dataset, doc_index: dict[str, int], base: _IntArray
@@ -131,4 +131,4 @@ def _evidence_intervals(dataset: Dataset, doc_index: dict[str, int], base: _IntA
 
 def positions_of(dataset: Dataset) -> Positions:
     """The :class:`Positions` of ``dataset``, built once per dataset object and kept with it."""
-    return dataset.derived("positions", build_positions)
+    return dataset.cached("positions", build_positions)

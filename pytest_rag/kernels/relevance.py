@@ -111,7 +111,7 @@ def relevance_from_evidence(dataset: Dataset) -> Dataset:
     queries = dataset.queries
     if not dataset.chunks:
         return dataset
-    wanted = dataset.gold_derived("relevance_wanted", _wanted)
+    wanted = dataset.gold_cached("relevance_wanted", _wanted)
     if not wanted.any():
         return dataset
     positions = positions_of(dataset)
@@ -157,5 +157,5 @@ def relevance_from_evidence(dataset: Dataset) -> Dataset:
         if name in vars(dataset):
             vars(result)[name] = vars(dataset)[name]
     result.share_corpus_cache(dataset)
-    result.derived("positions", lambda _: positions)  # the same chunks and evidence
+    result.cached("positions", lambda _: positions)  # the same chunks and evidence
     return result

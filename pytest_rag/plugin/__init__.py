@@ -57,6 +57,18 @@ def _specs(config: pytest.Config) -> dict[str, MetricSpec]:
     return specs
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser,
+                                  args: list[str]) -> Generator[None, None, None]:
+    """A misspelled ``--rag-*`` option is a usage error with the closest spelling (checked
+    once the initial conftests have added their options)."""
+    from .options import refuse_unknown_flags
+
+    result = yield
+    refuse_unknown_flags(parser, args)
+    return result
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "rag_dataset(path, run=None): the gold dataset for this test's rag_dataset "

@@ -128,7 +128,8 @@ class RagSession:
         if key not in self.datasets:
             try:
                 self.datasets[key] = load_dataset(
-                    path, run=run, allow_outside_paths=self.options.allow_outside_paths)
+                    path, run=run, allow_outside_paths=self.options.allow_outside_paths,
+                    relevance_level=self.options.relevance_level)
             except DatasetError as error:
                 message = f"pytest-rag: {error}"
             else:

@@ -22,6 +22,7 @@ import numpy.typing as npt
 from ..dataset.model import Chunk, Dataset, Document, EvidenceSpan
 from ..kernels.lexical import lexical_metrics, sentence_starts
 from ..kernels.positions import positions_of
+from ..settings import check_setting, setting
 from ..text.intervals import containing, touching_count, union_sizes
 from ..text.markdown import markdown_blocks
 from ..text.tokens import code_points, point_table, span_intervals
@@ -29,64 +30,12 @@ from ._base import ReportBuilder, StageEvaluator
 
 __all__ = ["ChunkEvaluator", "json_equal"]
 
-DEFAULT_BOUNDARY_TOLERANCE: Final = 0
+DEFAULT_BOUNDARY_TOLERANCE: Final[int] = setting("boundary_tolerance").default
 #: Tokens on each side of a boundary for ``lexical_boundary_clarity``.
 EDGE_TOKENS: Final = 12
 
 _IntArray = npt.NDArray[np.int64]
 _FloatArray = npt.NDArray[np.float64]
-
-
-# -- settings ----------------------------------------------------------------
-def _whole(value: object) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, (int, np.integer)):
-        return int(value)
-    if isinstance(value, (float, np.floating)) and float(value).is_integer():
-        return int(value)
-    return None
-
-
-def check_size_limits(value: object) -> tuple[int, int] | None:
-    """Validate ``size_limits``: two whole numbers ``0 <= min <= max`` (or ``None``)."""
-    if value is None:
-        return None
-    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, (Sequence, np.ndarray)):
-        raise ValueError(f"size_limits must be a pair [min, max] of whole numbers, got {value!r}")
-    if isinstance(value, np.ndarray) and value.ndim != 1:
-        raise ValueError(f"size_limits must be a pair [min, max] of whole numbers, got a "
-                         f"{value.ndim}-dimensional array {value!r}")
-    items = list(value)
-    low = _whole(items[0]) if len(items) == 2 else None
-    high = _whole(items[1]) if len(items) == 2 else None
-    if low is None or high is None or low < 0 or high < 0:
-        raise ValueError(f"size_limits must be two whole numbers >= 0 [min, max], got {value!r}")
-    if low > high:
-        raise ValueError(f"size_limits: min {low} is greater than max {high}")
-    return low, high
-
-
-def check_tolerance(value: object) -> int | None:
-    """Validate ``boundary_tolerance``: a whole number of characters >= 0 (or ``None``)."""
-    if value is None:
-        return None
-    number = _whole(value)
-    if number is None or number < 0:
-        raise ValueError(f"boundary_tolerance must be a whole number >= 0, got {value!r}")
-    return number
-
-
-def check_required_metadata(value: object) -> tuple[str, ...] | None:
-    """Validate ``required_metadata``: a sequence of key strings (or ``None``)."""
-    if value is None:
-        return None
-    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Sequence):
-        raise ValueError(f"required_metadata must be a list of key strings, got {value!r}")
-    for key in value:
-        if not isinstance(key, str):
-            raise ValueError(f"required_metadata keys must be strings, got {key!r}")
-    return tuple(value)
 
 
 # -- small helpers -----------------------------------------------------------
@@ -258,21 +207,21 @@ class ChunkEvaluator(StageEvaluator):
     def __init__(self, *, size_limits: Sequence[int] | None = None,
                  boundary_tolerance: int | None = None,
                  required_metadata: Sequence[str] | None = None) -> None:
-        self.size_limits = check_size_limits(size_limits)
-        self.boundary_tolerance = check_tolerance(boundary_tolerance)
-        self.required_metadata = check_required_metadata(required_metadata)
+        self.size_limits: tuple[int, int] | None = check_setting("size_limits", size_limits)
+        self.boundary_tolerance: int | None = check_setting("boundary_tolerance",
+                                                            boundary_tolerance)
+        self.required_metadata: tuple[str, ...] | None = check_setting("required_metadata",
+                                                                       required_metadata)
 
     def _settings(self, dataset: Dataset) -> dict[str, Any]:
-        params = dataset.params
-        tolerance = (self.boundary_tolerance if self.boundary_tolerance is not None
-                     else check_tolerance(params.boundary_tolerance))
-        return {
-            "size_limits": (self.size_limits if self.size_limits is not None
-                            else check_size_limits(params.size_limits)),
-            "boundary_tolerance": DEFAULT_BOUNDARY_TOLERANCE if tolerance is None else tolerance,
-            "required_metadata": (self.required_metadata if self.required_metadata is not None
-                                  else check_required_metadata(params.required_metadata)),
-        }
+        # Params built in Python (not read from a file) are checked here, by the same rule.
+        chosen = {name: getattr(self, name) for name in self.settings_names}
+        given = {name: value if value is not None
+                 else check_setting(name, getattr(dataset.params, name), f"params.{name}")
+                 for name, value in chosen.items()}
+        if given["boundary_tolerance"] is None:
+            given["boundary_tolerance"] = DEFAULT_BOUNDARY_TOLERANCE
+        return given
 
     def _compute(self, dataset: Dataset, settings: Mapping[str, Any],
                  builder: ReportBuilder) -> None:
@@ -351,7 +300,7 @@ def _distinct_evidence(dataset: Dataset) -> tuple[_IntArray, _IntArray]:
 def _evidence_metrics(dataset: Dataset, scope: _IntArray) -> tuple[float | None, float | None]:
     """Completeness and fragmentation over the distinct gold spans of the documents in scope."""
     positions = positions_of(dataset)
-    rows, docs = dataset.gold_derived("distinct_evidence", _distinct_evidence)
+    rows, docs = dataset.gold_cached("distinct_evidence", _distinct_evidence)
     in_scope = np.zeros(len(dataset.documents), dtype=bool)
     in_scope[scope] = True
     rows = rows[in_scope[docs]]
@@ -382,7 +331,7 @@ def _structural_integrity(dataset: Dataset, scope: _IntArray) -> float | None:
     lows: list[_IntArray] = []
     highs: list[_IntArray] = []
     for doc in scope.tolist():
-        lo, hi = dataset.documents[doc].derived("markdown_blocks", _block_intervals)
+        lo, hi = dataset.documents[doc].cached("markdown_blocks", _block_intervals)
         if not lo.shape[0]:
             continue
         lows.append(lo + positions.base[doc])

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-
 from bench_harness import Metrics, Side
 
 NAME = "evidence"

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-
 from bench_harness import Goal, Metrics, Side
 
 NAME = "ranking"

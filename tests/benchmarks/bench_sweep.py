@@ -40,7 +40,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
 from bench_harness import Row
 
 NAME = "sweep"

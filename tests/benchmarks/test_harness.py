@@ -35,6 +35,7 @@ def _run(args: list[str], tmp_path: Path, prelude: str = "") -> tuple[subprocess
     return done, json.loads(out.read_text(encoding="utf-8"))
 
 
+@pytest.mark.slow
 def test_every_workload_runs_and_every_peer_agrees(tmp_path: Path) -> None:
     missing = [name for name in PEERS if importlib.util.find_spec(name) is None]
     if missing:

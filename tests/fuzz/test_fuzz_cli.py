@@ -23,7 +23,14 @@ from typing import Any
 import pytest
 import yaml
 from fuzz_strategies import (
-    SPECS, STAGE_KEYS, STAGES, examples, mutate, mutated_datasets, plain, valid_datasets,
+    SPECS,
+    STAGE_KEYS,
+    STAGES,
+    examples,
+    mutate,
+    mutated_datasets,
+    plain,
+    valid_datasets,
 )
 from hypothesis import currently_in_test_context, event, given, note
 from hypothesis import strategies as st

@@ -17,7 +17,15 @@ from typing import Any
 import numpy as np
 import pytest
 from fuzz_strategies import (
-    KEY_POOL, NASTY, SOURCE, STAGES, check_report, examples, mutate, outcome, valid_datasets,
+    KEY_POOL,
+    NASTY,
+    SOURCE,
+    STAGES,
+    check_report,
+    examples,
+    mutate,
+    outcome,
+    valid_datasets,
 )
 from hypothesis import given, note
 from hypothesis import strategies as st

@@ -21,8 +21,17 @@ from unittest import mock
 import pytest
 import yaml
 from fuzz_strategies import (
-    NASTY, SOURCE, UNICODE_PIECES, check_report, evaluate_all, examples, mutate,
-    mutated_datasets, outcome, plain, valid_datasets,
+    NASTY,
+    SOURCE,
+    UNICODE_PIECES,
+    check_report,
+    evaluate_all,
+    examples,
+    mutate,
+    mutated_datasets,
+    outcome,
+    plain,
+    valid_datasets,
 )
 from hypothesis import assume, given, note
 from hypothesis import strategies as st

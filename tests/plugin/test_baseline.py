@@ -7,7 +7,15 @@ import json
 
 import pytest
 from ragproject import (
-    BASELINE, BETTER, MEASURED, QUICKSTART, SAME, WORSE, baseline, set_inputs, write_ini,
+    BASELINE,
+    BETTER,
+    MEASURED,
+    QUICKSTART,
+    SAME,
+    WORSE,
+    baseline,
+    set_inputs,
+    write_ini,
 )
 
 RUN = ("-p", "no:cacheprovider")

@@ -8,7 +8,12 @@ import json
 
 import pytest
 from ragproject import (
-    FEWER_PLUGINS, WORSE, junit_cases, junit_properties, scorecard_lines, set_inputs,
+    FEWER_PLUGINS,
+    WORSE,
+    junit_cases,
+    junit_properties,
+    scorecard_lines,
+    set_inputs,
 )
 
 pytest.importorskip("xdist")

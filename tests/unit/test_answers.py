@@ -14,10 +14,22 @@ from typing import Literal
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import budget
 
 from pytest_rag.kernels.answers import (
-    DEFAULT_ABSTAIN_PHRASES, abstains, answer_tokens, contains_run, fact_coverage, lcs_length,
-    matched_tokens, normalize, numbers, rouge_l_f1, score_answer, score_tokens, token_scores,
+    DEFAULT_ABSTAIN_PHRASES,
+    abstains,
+    answer_tokens,
+    contains_run,
+    fact_coverage,
+    lcs_length,
+    matched_tokens,
+    normalize,
+    numbers,
+    rouge_l_f1,
+    score_answer,
+    score_tokens,
+    token_scores,
 )
 from pytest_rag.text.tokens import text_tokens
 
@@ -53,7 +65,7 @@ def test_norm_keeps_articles_unlike_squad() -> None:
     assert normalize("The answer: don't!") == "the answer don t"
 
 
-@settings(max_examples=400)
+@settings(max_examples=budget(400))
 @given(TEXT)
 def test_answer_tokens_equal_the_project_token_rule(text: str) -> None:
     assert answer_tokens(text) == text_tokens(text)
@@ -107,7 +119,7 @@ def test_lcs_by_hand() -> None:
     assert lcs_length(["a"] * 70, ["a"] * 65) == 65  # masks wider than one machine word
 
 
-@settings(max_examples=300)
+@settings(max_examples=budget(300))
 @given(WORDS, WORDS)
 def test_bit_parallel_lcs_equals_the_dynamic_programming_table(a: list[str], b: list[str]) -> None:
     assert lcs_length(a, b) == naive_lcs(a, b) == lcs_length(b, a)
@@ -180,7 +192,7 @@ def test_score_answer_without_rouge() -> None:
     assert scores.f1 == pytest.approx(2 / 3)
 
 
-@settings(max_examples=300)
+@settings(max_examples=budget(300))
 @given(WORDS, st.lists(WORDS, min_size=1, max_size=4))
 def test_score_tokens_matches_the_single_metrics(answer: list[str], refs: list[list[str]]) -> None:
     scores = score_tokens(answer, refs)

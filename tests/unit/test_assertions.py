@@ -8,7 +8,11 @@ import pytest_rag
 from pytest_rag import RetrievalEvaluator
 from pytest_rag.metrics import recall_at_k, retrieval
 from pytest_rag.stages.checks import (
-    Comparison, MetricValue, assert_metric, reset_context, use_context,
+    Comparison,
+    MetricValue,
+    assert_metric,
+    reset_context,
+    use_context,
 )
 
 
@@ -31,7 +35,7 @@ def test_failure_message_names_metric_threshold_and_lowest_queries() -> None:
     with pytest.raises(AssertionError) as info:
         assert_metric(report().recall_at_k >= 0.8)
     assert str(info.value) == ("retrieval.recall_at_k = 0.500, expected >= 0.800; "
-                               "lowest queries: q3 0.00, q2 0.50, q1 1.00")
+                               "lowest queries: q3 0.000, q2 0.500, q1 1.000")
 
 
 def test_not_measured_never_passes() -> None:
@@ -127,3 +131,15 @@ def test_symbolic_names_without_the_rag_fixture_say_how_to_check() -> None:
 def test_unknown_operator() -> None:
     with pytest.raises(ValueError, match="unknown operator '=>'"):
         report().recall_at_k.share("=>", 0.5)
+
+
+def test_numbers_are_printed_as_the_scorecard_prints_them() -> None:
+    """One rule for numbers: a cost of 0.00012 is not ``0.000``, a count not ``12``."""
+    from pytest_rag.formatting import number_text
+
+    cost = MetricValue("end_to_end", "mean_cost_usd", 0.00012)
+    with pytest.raises(AssertionError) as info:
+        assert_metric(cost <= 0.0001)
+    assert str(info.value) == (f"end_to_end.mean_cost_usd = {number_text(0.00012)}, "
+                               f"expected <= {number_text(0.0001)}")
+    assert "0.00012" in str(info.value)

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import budget
 
 from pytest_rag import EmbeddingEvaluator, RerankingEvaluator, RetrievalEvaluator
 from pytest_rag.dataset.arguments import resolve_inputs
@@ -184,7 +185,8 @@ def test_embedding_with_derived_grades() -> None:
 
 def test_setting_is_validated_and_none_leaves_it_to_params() -> None:
     assert RetrievalEvaluator(relevance_from_evidence=None).relevance_from_evidence is None
-    with pytest.raises(ValueError, match="relevance_from_evidence must be True or False"):
+    with pytest.raises(ValueError, match="^relevance_from_evidence: expected true or false, "
+                                         "got a number 1$"):
         RetrievalEvaluator(relevance_from_evidence=1)  # type: ignore[arg-type]
     for cls in (RetrievalEvaluator, RerankingEvaluator, EmbeddingEvaluator):
         assert "relevance_from_evidence" in cls.settings_names
@@ -195,7 +197,7 @@ def test_setting_is_validated_and_none_leaves_it_to_params() -> None:
 intervals = st.lists(st.tuples(st.integers(0, 60), st.integers(0, 40)), max_size=25)
 
 
-@settings(max_examples=300, derandomize=True, deadline=None, database=None)
+@settings(max_examples=budget(300), derandomize=True, deadline=None, database=None)
 @given(chunks=intervals, spans=intervals)
 def test_touching_pairs_matches_brute_force(chunks: list[tuple[int, int]],
                                             spans: list[tuple[int, int]]) -> None:

@@ -12,12 +12,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from hypothesis_profiles import budget
 
 from pytest_rag.dataset.model import Dataset, Params, Query, RunEntry, Vectors
 from pytest_rag.errors import DatasetError
 from pytest_rag.stages import embedding
 from pytest_rag.stages.embedding import (
-    EmbeddingEvaluator, NonFiniteVector, _count_distinct, scan_vectors, tie_order,
+    EmbeddingEvaluator,
+    NonFiniteVector,
+    _count_distinct,
+    scan_vectors,
+    tie_order,
 )
 
 R2 = math.sqrt(2.0)
@@ -263,7 +268,7 @@ def test_k_comes_from_the_constructor_then_params_then_default() -> None:
     assert EmbeddingEvaluator().evaluate(with_k1).query_topk_recall == 0.0
     assert EmbeddingEvaluator(k=2).evaluate(with_k1).query_topk_recall == 1.0
     assert EmbeddingEvaluator().evaluate(Dataset(vectors=vectors)).settings == {"k": 5}
-    with pytest.raises(ValueError, match="k must be"):
+    with pytest.raises(ValueError, match="^k: must be >= 1, got 0$"):
         EmbeddingEvaluator(k=0)
 
 
@@ -332,7 +337,7 @@ def test_evaluator_does_not_depend_on_block_sizes(monkeypatch: pytest.MonkeyPatc
     assert blocked.values["ann_recall_at_k"] == expected.values["ann_recall_at_k"]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=budget(60), deadline=None)
 @given(
     vectors=hnp.arrays(np.float64, st.tuples(st.integers(1, 40), st.just(3)),
                        elements=st.sampled_from([-1.0, -0.5, 0.0, -0.0, 0.5, 1.0, 2.0])),

@@ -101,8 +101,9 @@ def _mapping(rows: list[int]) -> dict[str, np.ndarray]:
 @pytest.mark.parametrize("k", [1, 3, 50])
 def test_columnar_chunks_give_the_record_path_report(vectors: Any, k: int) -> None:
     columnar, records = _both(vectors, k, indexed_ids=["c0", "c1", "other"])
-    assert columnar.values["duplicate_vector_rate"] is not None
+    _assert_same(columnar, records)
     # The ties and duplicates are really there: they decide some top K.
+    assert columnar.values["duplicate_vector_rate"] is not None
     assert columnar.values["zero_norm_rate"] is not None
 
 

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import budget
 
 from pytest_rag.dataset.arguments import ALL_INPUTS, GOLD_QUERY_INPUTS, RUN_INPUTS, resolve_inputs
 from pytest_rag.dataset.model import Chunk, Dataset, Document, EvidenceSpan, Query, RunEntry
@@ -418,7 +419,7 @@ def odd_inputs(draw: st.DrawFn) -> dict[str, Any]:
     return inputs
 
 
-@settings(max_examples=400, derandomize=True, deadline=None)
+@settings(max_examples=budget(400), derandomize=True, deadline=None)
 @given(odd_inputs(), st.booleans())
 def test_odd_inputs_give_a_dataset_error_or_a_dataset(inputs: dict[str, Any],
                                                       with_gold: bool) -> None:

@@ -16,7 +16,14 @@ import yaml
 
 from pytest_rag.dataset.loading import load_dataset
 from pytest_rag.dataset.model import (
-    Chunk, Claim, Dataset, Document, EvidenceSpan, Params, Query, RunEntry,
+    Chunk,
+    Claim,
+    Dataset,
+    Document,
+    EvidenceSpan,
+    Params,
+    Query,
+    RunEntry,
 )
 from pytest_rag.dataset.parser import FORMAT_ID, parse_dataset
 from pytest_rag.errors import DatasetError

@@ -13,6 +13,7 @@ import re
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import budget
 
 from pytest_rag.text.locate import locate
 
@@ -116,13 +117,13 @@ def reference(text: str, needle: str, search_from: int = 0) -> tuple[int, int] |
 TEXTS = st.text(alphabet=st.sampled_from("ab \t\n\u00a0."), max_size=14)
 
 
-@settings(max_examples=500, derandomize=True, deadline=None)
+@settings(max_examples=budget(500), derandomize=True, deadline=None)
 @given(TEXTS, TEXTS.filter(bool), st.integers(0, 15))
 def test_locate_agrees_with_the_reference(text: str, needle: str, search_from: int) -> None:
     assert locate(text, needle, search_from) == reference(text, needle, search_from)
 
 
-@settings(max_examples=300, derandomize=True, deadline=None)
+@settings(max_examples=budget(300), derandomize=True, deadline=None)
 @given(st.lists(st.text(alphabet="abc.*", min_size=1, max_size=3), min_size=1, max_size=4),
        st.lists(st.text(alphabet=" \t\n", min_size=1, max_size=3), min_size=4, max_size=4),
        st.lists(st.text(alphabet=" \t\n", min_size=1, max_size=3), min_size=4, max_size=4))
@@ -162,7 +163,7 @@ _PIECES = st.lists(st.sampled_from(["a", "b", "ab", " ", "  ", "\n", "\t", "\u00
                  max_size=20).map("".join)
 
 
-@settings(max_examples=3000)
+@settings(max_examples=budget(3000))
 @given(text=_PIECES, needle=_PIECES.filter(bool), data=st.data())
 def test_the_same_span_as_the_regular_expression(text: str, needle: str,
                                                  data: st.DataObject) -> None:
@@ -170,7 +171,7 @@ def test_the_same_span_as_the_regular_expression(text: str, needle: str,
     assert locate(text, needle, search_from) == regex_locate(text, needle, search_from)
 
 
-@settings(max_examples=500)
+@settings(max_examples=budget(500))
 @given(words=st.lists(st.sampled_from(["a", "b", "ab", "ba"]), min_size=1, max_size=12),
        data=st.data())
 def test_a_needle_cut_from_the_text_with_other_whitespace_is_found(words: list[str],

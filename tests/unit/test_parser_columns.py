@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import budget
 from test_loading_errors import BASE, CASES, changed
 
 from pytest_rag.dataset import columns
@@ -218,7 +219,7 @@ _FIELDS = {"queries": ["id", "question", "relevant", "expected_evidence", "refer
                    "latency_ms", "cost_usd", "total_tokens", "extra"]}
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=budget(400), deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["queries", "run"]), st.integers(0, 11),
                           st.integers(0, 13), st.sampled_from(range(len(_DEFECTS)))),
                 min_size=1, max_size=3))
@@ -287,7 +288,7 @@ def _objects(value: Any) -> int:
     return 0
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=budget(60), deadline=None)
 @given(st.integers(0, 10**6))
 def test_a_repeated_key_anywhere_is_refused_with_its_place(target: int) -> None:
     import tempfile
