@@ -28,7 +28,7 @@ def record(recall: dict[str, float | None], *, settings: dict[str, object] | Non
     mean = sum(measured) / len(measured) if measured else None
     return StageRecord(NODEID, "retrieval", {"recall_at_k": mean}, {"recall_at_k": recall},
                        settings if settings is not None else {"k": 5},
-                       gold={query: "g" for query in recall}, name=name, dataset=dataset)
+                       gold=dict.fromkeys(recall, "g"), name=name, dataset=dataset)
 
 
 def recorded(*records: StageRecord) -> Baseline:
@@ -133,12 +133,12 @@ def test_the_significance_row_says_when_the_tolerance_decided() -> None:
 
 def test_updates_within_the_tolerance_do_not_move_the_reference() -> None:
     tolerance = Tolerances(absolute=0.05)
-    values = {query: 0.8 for query in QUERIES}
+    values = dict.fromkeys(QUERIES, 0.8)
     base = Baseline().updated([record(values)], REGISTRY, tolerance)
     reference = base.tests[NODEID]["retrieval"]
     failed_at = None
     for step in range(1, 11):  # each change loses 0.02 on every query: half the tolerance
-        now = record({query: 0.8 - 0.02 * step for query in QUERIES})
+        now = record(dict.fromkeys(QUERIES, 0.8 - 0.02 * step))
         if compare_record(now, base, REGISTRY, tolerance)[0].failed:
             failed_at = step
             break
