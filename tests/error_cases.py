@@ -206,7 +206,9 @@ DATASET_CASES = (
 # -- baselines ("### Baselines": corrupt, other format, newer version, missing) ----------
 GOOD_BASELINE = ('{"format": "pytest-rag-baseline", "version": 1, "tests": {"t.py::test": '
                  '{"retrieval": {"metrics": {"recall_at_k": 0.5}}}}}')
-RESTORE_HINT = "; restore it from version control, or delete it and run --rag-update-baseline"
+RESTORE_HINT = ("; restore it from version control (e.g. git checkout -- rag-baseline.json) or "
+                "fix the problem named here. Recording it anew with --rag-update-baseline would "
+                "accept today's numbers of every test as the baseline, regressions included")
 
 
 def _int_digit_limit_message() -> str:
@@ -232,7 +234,9 @@ class BaselineCase:
 
 BASELINE_CASES = (
     BaselineCase("missing", None, "{where} not found",
-                 "{where} not found; create it with --rag-update-baseline",
+                 "{where} not found; if it was committed, restore it from version control "
+                 "(e.g. git checkout -- rag-baseline.json); to start a baseline, record one "
+                 "with --rag-update-baseline",
                  cli_kind="baseline or report file"),
     BaselineCase("corrupt", '{"format": "pytest-rag-baseline", "version": 1, "tests": {',
                  "{where} is not valid JSON (line 1, column 59: Expecting property name enclosed "
@@ -262,7 +266,8 @@ BASELINE_CASES = (
     BaselineCase("other-format", '{"format": "something-else", "version": 1, "tests": {}}',
                  "{where}: format: expected 'pytest-rag-baseline' or 'pytest-rag-report', "
                  "got 'something-else'",
-                 "{where}: format: expected 'pytest-rag-baseline', got 'something-else'",
+                 "{where}: format: expected 'pytest-rag-baseline', got 'something-else'"
+                 + RESTORE_HINT,
                  cli_kind="baseline or report file"),
     BaselineCase("newer-version", '{"format": "pytest-rag-baseline", "version": 3, "tests": {}}',
                  "{where}: version: version 3 is newer than this pytest-rag reads (2); "
@@ -275,18 +280,20 @@ BASELINE_CASES = (
                  "expected a finite number or null, of magnitude at most 1e+300, "
                  "got 'x'",
                  "{where}: tests['t.py::test']['retrieval'].per_query.recall_at_k['q1']: "
-                 "expected a finite number or null, of magnitude at most 1e+300, got 'x'"),
+                 "expected a finite number or null, of magnitude at most 1e+300, got 'x'"
+                 + RESTORE_HINT),
     BaselineCase("non-finite-metric", GOOD_BASELINE.replace("0.5", "NaN"),
                  "{where}: tests['t.py::test']['retrieval'].metrics.recall_at_k: expected a "
                  "finite number or null, of magnitude at most 1e+300, got nan",
                  "{where}: tests['t.py::test']['retrieval'].metrics.recall_at_k: expected a "
-                 "finite number or null, of magnitude at most 1e+300, got nan"),
+                 "finite number or null, of magnitude at most 1e+300, got nan" + RESTORE_HINT),
     # A hand-edited value whose difference to any current value overflows to infinity.
     BaselineCase("metric-beyond-the-comparable-range", GOOD_BASELINE.replace("0.5", "-1.7e308"),
                  "{where}: tests['t.py::test']['retrieval'].metrics.recall_at_k: expected a "
                  "finite number or null, of magnitude at most 1e+300, got -1.7e+308",
                  "{where}: tests['t.py::test']['retrieval'].metrics.recall_at_k: expected a "
-                 "finite number or null, of magnitude at most 1e+300, got -1.7e+308"),
+                 "finite number or null, of magnitude at most 1e+300, got -1.7e+308"
+                 + RESTORE_HINT),
 )
 
 

@@ -11,9 +11,8 @@ overwritten unless an update is asked for.
 
 from __future__ import annotations
 
-import json
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,7 @@ from ..dataset.bounded_read import MAX_FILE_BYTES, UNREADABLE, InvalidJson, read
 from ..registry import Direction, MetricSpec
 from .baseline_layout import dumps_baseline, pack_entry, unpack_entry
 from .gold import GoldChange, gold_change, mean_over, reads_queries
-from .records import StageRecord
+from .records import StageRecord, entry_key, entry_stage
 from .thresholds import Allowance, Tolerances
 
 __all__ = ["BASELINE_FORMAT", "BASELINE_VERSION", "Baseline", "BaselineError", "MetricDiff",
@@ -120,6 +119,25 @@ class BaselineError(Exception):
     """A baseline file that is missing, corrupt or of another version."""
 
 
+class NewerBaselineError(BaselineError):
+    """A baseline of a newer version than this pytest-rag reads (upgrading fixes it)."""
+
+
+def restore_hint(path: Path) -> str:
+    """What to do about an unreadable baseline, first things first: restoring it or
+    fixing the named problem keeps every accepted reference; recording a new one
+    accepts today's numbers, regressions included."""
+    return (f"; restore it from version control (e.g. git checkout -- {path.name}) or fix "
+            "the problem named here. Recording it anew with --rag-update-baseline would "
+            "accept today's numbers of every test as the baseline, regressions included")
+
+
+def missing_hint(path: Path) -> str:
+    """What to do about a missing baseline (see :func:`restore_hint`)."""
+    return (f"; if it was committed, restore it from version control (e.g. git checkout -- "
+            f"{path.name}); to start a baseline, record one with --rag-update-baseline")
+
+
 def read_json_file(path: Path, kind: str, *, missing_hint: str = "",
                    corrupt_hint: str = "") -> Any:
     """The decoded JSON of ``path``, or a :class:`BaselineError` naming ``kind`` and the path.
@@ -162,11 +180,14 @@ class Baseline:
             When the file is missing, is not valid JSON, has another format or a
             newer version, or has entries of the wrong shape.
         """
-        data = read_json_file(
-            path, "baseline file", missing_hint="; create it with --rag-update-baseline",
-            corrupt_hint="; restore it from version control, or delete it and run "
-                         "--rag-update-baseline")
-        return cls.from_json(data, str(path))
+        data = read_json_file(path, "baseline file", missing_hint=missing_hint(path),
+                              corrupt_hint=restore_hint(path))
+        try:
+            return cls.from_json(data, str(path))
+        except NewerBaselineError:
+            raise
+        except BaselineError as error:
+            raise BaselineError(f"{error}{restore_hint(path)}") from None
 
     @classmethod
     def from_json(cls, data: Any, where: str, *, kind: str = "baseline file",
@@ -185,8 +206,9 @@ class Baseline:
         if not isinstance(version, int) or isinstance(version, bool):
             raise bad("version", f"expected a whole number, got {_short(version)}")
         if version > max_version:
-            raise bad("version", f"version {_short(version)} is newer than this pytest-rag "
-                                 f"reads ({max_version}); upgrade pytest-rag")
+            raise NewerBaselineError(
+                f"{kind} {where!r}: version: version {_short(version)} is newer than this "
+                f"pytest-rag reads ({max_version}); upgrade pytest-rag")
         if version < 1:
             raise bad("version", f"unknown version {_short(version)}")
         tests = data.get("tests")
@@ -212,6 +234,10 @@ class Baseline:
                     if not _number_or_null(value):
                         raise bad(f"{place}.metrics.{key}", _not_representable(value))
                 _check_gold(entry.get("gold"), f"{place}.gold", bad)
+                dataset = entry.get("dataset")
+                if dataset is not None and not isinstance(dataset, str):
+                    raise bad(f"{place}.dataset",
+                              f"expected the dataset's file name, got {_short(dataset)}")
                 per_query = entry.get("per_query", {})
                 if not isinstance(per_query, dict) or not all(
                         isinstance(values, dict) for values in per_query.values()):
@@ -227,8 +253,14 @@ class Baseline:
 
     def gold_change(self, record: StageRecord) -> GoldChange | None:
         """How the gold of ``record`` differs from its entry's, or ``None`` when it does
-        not (or either side has no fingerprints): :mod:`pytest_rag.compare.gold`."""
-        entry = self.entry(record.nodeid, record.stage)
+        not (or either side has no fingerprints, or the entry was measured on other
+        gold: :func:`~pytest_rag.compare.likeness.different_gold`):
+        :mod:`pytest_rag.compare.gold`."""
+        from .likeness import different_gold
+
+        entry = self.entry(record.nodeid, record.entry_key)
+        if different_gold(entry, record) is not None:
+            return None  # not the same gold changed, but other gold: not compared at all
         change = gold_change(entry.get("gold") if entry else None, record)
         return change if change is not None and change.changed else None
 
@@ -242,8 +274,14 @@ class Baseline:
 
     # -- writing --------------------------------------------------------------
     def updated(self, records: Iterable[StageRecord], specs: Mapping[str, MetricSpec],
-                tolerances: Tolerances) -> Baseline:
+                tolerances: Tolerances, *,
+                kept: Mapping[tuple[str, str], Collection[str]] | None = None) -> Baseline:
         """A copy with the records' entries replaced (other entries kept).
+
+        ``kept`` names, per ``(nodeid, entry key)``, the metrics whose accepted
+        value (and per-query values) stay as they are in this baseline: the
+        reference that a change within the tolerance must not move
+        (:func:`pytest_rag.compare.references.plan_update`).
 
         Raises
         ------
@@ -254,24 +292,32 @@ class Baseline:
         tests = {nodeid: dict(stages) for nodeid, stages in self.tests.items()}
         for record in records:
             _check_writable(record)
+            old = self.entry(record.nodeid, record.entry_key) or {}
+            keep = set((kept or {}).get((record.nodeid, record.entry_key), ()))
             metrics = {}
             for key, value in record.values.items():
                 spec = specs.get(f"{record.stage}.{key}")
                 direction = spec.direction.value if spec else Direction.INFO.value
                 allowance = tolerances.for_metric(spec) if spec else Allowance(0.0, False)
+                if key in keep:
+                    value = self.value(record.nodeid, record.entry_key, key)
                 metrics[key] = {"value": value, "direction": direction,
                                 "tolerance": allowance.amount, "relative": allowance.relative}
                 if allowance.slack:
                     metrics[key]["slack"] = allowance.slack
             gold = record.gold_json()
-            tests.setdefault(record.nodeid, {})[record.stage] = {
+            # Not-measured queries are left out: absent reads as None.
+            per_query = {key: {query: value for query, value in values.items()
+                               if value is not None}
+                         for key, values in record.per_query.items()}
+            for key in keep & set(per_query):
+                per_query[key] = dict(old.get("per_query", {}).get(key, {}))
+            tests.setdefault(record.nodeid, {})[record.entry_key] = {
                 "metrics": metrics,
-                # Not-measured queries are left out: absent reads as None.
-                "per_query": {key: {query: value for query, value in values.items()
-                                    if value is not None}
-                              for key, values in record.per_query.items()},
+                "per_query": per_query,
                 "settings": dict(record.settings),
                 **({"gold": gold} if gold else {}),
+                **({"dataset": record.dataset} if record.dataset is not None else {}),
             }
         return Baseline(tests)
 
@@ -290,12 +336,13 @@ class Baseline:
 
     def stored_tolerances(self, nodeid: str, stage: str) -> dict[str, Allowance]:
         """``{"stage.key": Allowance}``: the tolerances written with the entry of
-        ``nodeid`` and ``stage`` (what the project had configured), where stored."""
+        ``nodeid`` and ``stage`` (an entry key: ``"retrieval[bm25]"`` reads as
+        retrieval) (what the project had configured), where stored."""
         entry = self.entry(nodeid, stage) or {}
         stored = {}
         for key, metric in entry.get("metrics", {}).items():
             if isinstance(metric, Mapping) and metric.get("tolerance") is not None:
-                stored[f"{stage}.{key}"] = Allowance(float(metric["tolerance"]),
+                stored[f"{entry_stage(stage)}.{key}"] = Allowance(float(metric["tolerance"]),
                                                      bool(metric.get("relative", False)),
                                                      float(metric.get("slack") or 0.0))
         return stored
@@ -327,6 +374,11 @@ class Baseline:
         write_atomically(path, data)
 
 
+#: Statuses that say the metric could not be compared like with like: shown loudly,
+#: never counted as passing, and failing under ``--rag-strict``.
+UNSETTLED = ("not compared", "settings changed")
+
+
 @dataclass(frozen=True)
 class MetricDiff:
     """One metric of one record against its baseline.
@@ -334,16 +386,26 @@ class MetricDiff:
     ``status`` is ``"regressed"`` (worse by more than ``allowed``),
     ``"improved"`` (better by more than ``allowed``: the baseline can be
     tightened), ``"unchanged"``, ``"new"`` (no baseline value),
-    ``"lost"`` (measured in the baseline, not measured now; a regression
+    ``"lost"`` (measured in the baseline, not measured now -- the whole metric,
+    some of its queries, or a key the run no longer produces; a regression
     unless informational), ``"info"`` (informational metrics never fail),
     ``"within noise"`` (worse beyond the tolerance, but not significant at
-    the level asked for) or ``"gold changed"`` (the gold changed since the
+    the level asked for), ``"gold changed"`` (the gold changed since the
     baseline and the metric has no per-query values to compare on the
-    unchanged queries; never fails).  When the gold changed, ``current`` and
-    ``baseline`` of a per-query metric are its means over the unchanged
-    queries (:mod:`pytest_rag.compare.gold`).  ``p_value`` and ``ci_low``/``ci_high`` (95%
+    unchanged queries; never fails), ``"not compared"`` (the entry was
+    measured on other gold: another dataset, or no query in common) or
+    ``"settings changed"`` (computed under other settings than the entry's);
+    the last two are :data:`UNSETTLED`.  A per-query metric's ``current`` and
+    ``baseline`` are its means over the same queries on both sides (measured on
+    both, gold unchanged: :mod:`pytest_rag.compare.likeness`), so dropping
+    queries never raises a mean.  ``p_value`` and ``ci_low``/``ci_high`` (95%
     bootstrap interval of the mean per-query change) are set for metrics with
-    per-query values on both sides.
+    per-query values on both sides.  ``note`` says why a status other than a
+    plain comparison was given (the lost queries, the changed settings, the
+    other gold); ``rule`` says, under a significance level, which rule decided
+    when it was not the significance test (``"tolerance"``: no p-value, or an
+    improvement, which the test never decides; ``"no longer measured"``;
+    ``"different gold"``, ``"settings changed"``), and is empty otherwise.
     """
 
     stage: str
@@ -357,6 +419,16 @@ class MetricDiff:
     p_value: float | None = None
     ci_low: float | None = None
     ci_high: float | None = None
+    note: str = ""
+    rule: str = ""
+    #: The call's name when the test recorded the stage more than once
+    #: (:attr:`~pytest_rag.compare.records.StageRecord.name`).
+    name: str | None = None
+
+    @property
+    def entry_key(self) -> str:
+        """The baseline entry compared: the stage, with the call's name in brackets."""
+        return entry_key(self.stage, self.name)
 
     @property
     def delta(self) -> float | None:
@@ -367,6 +439,15 @@ class MetricDiff:
     @property
     def failed(self) -> bool:
         return self.status in ("regressed", "lost")
+
+    @property
+    def unsettled(self) -> bool:
+        """Not compared like with like (:data:`UNSETTLED`): fails under ``--rag-strict``."""
+        return self.status in UNSETTLED
+
+    def fails(self, strict: bool) -> bool:
+        """Whether this diff fails its test (``strict``: ``--rag-strict``)."""
+        return self.failed or (strict and self.unsettled)
 
 
 #: A per-query change within this share of the value is floating-point rounding.
@@ -408,52 +489,80 @@ SHOWN_STATISTICS = frozenset({"regressed", "improved"})
 
 def compare_record(record: StageRecord, baseline: Baseline, specs: Mapping[str, MetricSpec],
                    tolerances: Tolerances, *, alpha: float | None = None,
-                   permutations: int = 10_000, all_statistics: bool = True
-                   ) -> list[MetricDiff]:
-    """Each metric of ``record`` against the baseline entry of its test and stage.
+                   permutations: int = 10_000, all_statistics: bool = True,
+                   statistics: bool = True) -> list[MetricDiff]:
+    """Each metric of ``record`` against the baseline entry of its test and
+    :attr:`~StageRecord.entry_key`, then each metric of that entry the record no
+    longer has (``"lost"``).
 
-    When the gold changed since the baseline entry, per-query metrics compare on
-    the queries whose gold did not (:mod:`pytest_rag.compare.gold`).
+    Like is compared with like (:mod:`pytest_rag.compare.likeness`): an entry
+    measured on other gold is ``"not compared"``, one computed under other
+    settings ``"settings changed"``; a per-query metric compares its means over
+    the queries measured on both sides whose gold did not change
+    (:mod:`pytest_rag.compare.gold`), and a query measured in the entry, still
+    there with the same gold, but not measured now makes the metric ``"lost"``.
 
     Metrics with per-query values on both sides also get a paired randomization
     test and a bootstrap interval of the change (see
     :mod:`pytest_rag.compare.significance`).  With ``alpha``, a regression beyond the
     tolerance that is not significant at ``alpha`` is ``"within noise"``; a
     metric that cannot be tested (no per-query values on both sides, or fewer
-    than two paired queries) is judged by its tolerance alone.
+    than two paired queries) is judged by its tolerance alone, and says so in
+    :attr:`MetricDiff.rule`.
 
     The paired statistics cost time in proportion to the queries; with
     ``all_statistics=False`` they are computed only for the statuses of
     :data:`SHOWN_STATISTICS` (the others get ``None``), which is what the
-    scorecard shows and what ``alpha`` decides on.
+    scorecard shows and what ``alpha`` decides on.  ``statistics=False`` leaves
+    them out altogether (an update, which needs only the statuses).
     """
-    entry = baseline.entry(record.nodeid, record.stage)
+    from . import likeness
+
+    entry = baseline.entry(record.nodeid, record.entry_key)
     change = baseline.gold_change(record)
+    other_gold = likeness.different_gold(entry, record)
+    settings = likeness.settings_change(entry, record)
     diffs = []
     for key, current in record.values.items():
         spec = specs.get(f"{record.stage}.{key}")
         direction = spec.direction if spec is not None else Direction.INFO
-        old = baseline.value(record.nodeid, record.stage, key) if entry is not None else None
+        old = baseline.value(record.nodeid, record.entry_key, key) if entry is not None else None
         before = (entry or {}).get("per_query", {}).get(key)
         after = record.per_query.get(key)
         per_query = before is not None and after is not None
         blocked = change is not None and _nothing_to_compare(change, spec, per_query)
-        if change is not None and per_query and not blocked and old is not None:
-            # The gold changed: compare on the queries whose gold did not.
-            same = change.same
-            before = {query: value for query, value in (before or {}).items() if query in same}
-            after = {query: value for query, value in (after or {}).items() if query in same}
-            old, current = mean_over(before, same), mean_over(after, same)
+        lost: tuple[str, ...] = ()
+        if (before is not None and after is not None and not blocked and old is not None
+                and other_gold is None):
+            lost = likeness.lost_queries(before, after, record, change)
+            same = likeness.compared_queries(before, after, change)
+            measured_before = {query for query, value in before.items() if value is not None}
+            measured_after = {query for query, value in after.items() if value is not None}
+            if same != measured_before or same != measured_after:
+                # Compare the same queries on both sides: the means over those.
+                kept = same | set(lost)
+                before = {query: value for query, value in before.items() if query in kept}
+                after = {query: value for query, value in after.items() if query in kept}
+                if same and (spec is None or spec.per_query):
+                    old, current = mean_over(before, same), mean_over(after, same)
         allowed = tolerances.allowed(spec, old) if spec is not None and old is not None else 0.0
         worse: tuple[tuple[str, float | None, float | None], ...] = ()
+        note = rule = ""
         if old is None:
             status = "new" if current is not None else "unchanged"
         elif direction is Direction.INFO:
             status = "info"
+        elif other_gold is not None:
+            status, note, rule = "not compared", other_gold, "different gold"
+        elif settings is not None:
+            status, note, rule = "settings changed", settings, "settings changed"
         elif blocked:
             status = "gold changed"
-        elif current is None:
-            status = "lost"
+        elif current is None or lost:
+            status, rule = "lost", "no longer measured"
+            if lost:
+                note = likeness.lost_text(lost)
+                worse = _worse_queries(direction, before or {}, after or {})
         elif direction.worse(current, old, allowed):
             status = "regressed"
             worse = _worse_queries(direction, before or {}, after or {})
@@ -464,7 +573,7 @@ def compare_record(record: StageRecord, baseline: Baseline, specs: Mapping[str, 
         else:
             status = "unchanged"
         p_value = ci_low = ci_high = None
-        if (before and after and old is not None and current is not None
+        if (statistics and before and after and old is not None and current is not None
                 and (all_statistics or status in SHOWN_STATISTICS)):
             from .significance import paired_change  # numpy: only when comparing
 
@@ -476,6 +585,35 @@ def compare_record(record: StageRecord, baseline: Baseline, specs: Mapping[str, 
             if (status == "regressed" and alpha is not None and paired.p_value is not None
                     and paired.p_value >= alpha):
                 status = "within noise"
+        if alpha is not None and not rule and status in ("regressed", "improved"):
+            if p_value is None:
+                rule = "tolerance (no p-value: " + (
+                    "fewer than 2 paired queries)" if before and after
+                    else "no per-query values)")
+            elif status == "improved" or p_value >= alpha:
+                rule = "tolerance"
         diffs.append(MetricDiff(record.stage, key, current, old, allowed, direction.value,
-                                status, worse, p_value, ci_low, ci_high))
+                                status, worse, p_value, ci_low, ci_high, note,
+                                rule if alpha is not None else "", record.name))
+    diffs.extend(_lost_keys(record, entry))
+    return diffs
+
+
+def _lost_keys(record: StageRecord, entry: Mapping[str, Any] | None) -> list[MetricDiff]:
+    """A ``"lost"`` diff for each metric of ``entry`` that ``record`` no longer has (a
+    renamed or removed metric: its gate would vanish silently); informational
+    metrics are ``"info"``."""
+    diffs = []
+    for key, metric in (entry or {}).get("metrics", {}).items():
+        if key in record.values:
+            continue
+        value = metric.get("value") if isinstance(metric, Mapping) else metric
+        direction = (metric.get("direction") if isinstance(metric, Mapping) else None) or "info"
+        if value is None:
+            continue
+        status = "info" if direction == Direction.INFO.value else "lost"
+        diffs.append(MetricDiff(record.stage, key, None, float(value), 0.0, direction, status,
+                                note="no longer produced by this test (renamed or removed?)",
+                                rule="no longer measured" if status == "lost" else "",
+                                name=record.name))
     return diffs

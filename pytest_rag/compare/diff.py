@@ -14,9 +14,14 @@ from pathlib import Path
 
 from ..registry import REGISTRY, MetricSpec
 from .baseline import (
-    BASELINE_FORMAT, Baseline, BaselineError, MetricDiff, compare_record, read_json_file,
+    BASELINE_FORMAT,
+    Baseline,
+    BaselineError,
+    MetricDiff,
+    compare_record,
+    read_json_file,
 )
-from .records import REPORT_FORMAT, REPORT_VERSION, StageRecord
+from .records import REPORT_FORMAT, REPORT_VERSION, StageRecord, entry_stage
 from .thresholds import Tolerances
 
 __all__ = ["DiffRow", "diff_files", "load_scores"]
@@ -73,9 +78,12 @@ def _records(scores: Baseline) -> list[StageRecord]:
             values = {key: (metric.get("value") if isinstance(metric, Mapping) else metric)
                       for key, metric in entry["metrics"].items()}
             gold = entry.get("gold", {})
-            records.append(StageRecord(nodeid, stage, values, entry.get("per_query", {}),
-                                       entry.get("settings", {}), gold=gold.get("queries", {}),
-                                       documents=gold.get("documents")))
+            name = stage[len(entry_stage(stage)) + 1:-1] or None  # "retrieval[bm25]": bm25
+            records.append(StageRecord(nodeid, entry_stage(stage), values,
+                                       entry.get("per_query", {}), entry.get("settings", {}),
+                                       gold=gold.get("queries", {}),
+                                       documents=gold.get("documents"), name=name,
+                                       dataset=entry.get("dataset")))
     return records
 
 

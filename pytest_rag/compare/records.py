@@ -14,7 +14,7 @@ from typing import Any
 
 from ..stages.report import Report
 
-__all__ = ["CheckRecord", "StageRecord"]
+__all__ = ["CheckRecord", "StageRecord", "dataset_identity", "entry_key", "entry_stage"]
 
 #: The ``format`` and ``version`` of a ``--rag-report`` file (read back by ``pytest-rag diff``).
 REPORT_FORMAT = "pytest-rag-report"
@@ -31,15 +31,23 @@ class CheckRecord:
     value: float
     source: str
     passed: bool
+    #: The call it was checked on, when the test named its calls of the stage.
+    name: str | None = None
+
+    @property
+    def entry_key(self) -> str:
+        """The stage, with the call's name in brackets when it has one."""
+        return entry_key(self.stage, self.name)
 
     def to_json(self) -> dict[str, Any]:
         return {"stage": self.stage, "key": self.key, "op": self.op, "value": self.value,
-                "source": self.source, "passed": self.passed}
+                "source": self.source, "passed": self.passed,
+                **({"name": self.name} if self.name is not None else {})}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> CheckRecord:
         return cls(data["stage"], data["key"], data["op"], float(data["value"]),
-                   data["source"], bool(data["passed"]))
+                   data["source"], bool(data["passed"]), data.get("name"))
 
 
 def _plain(value: Any) -> Any:
@@ -50,9 +58,45 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def entry_key(stage: str, name: str | None) -> str:
+    """The key of a baseline entry under its test: the stage, with the call's name in
+    brackets when it has one (``"retrieval[bm25]"``)."""
+    return stage if name is None else f"{stage}[{name}]"
+
+
+def entry_stage(entry_key: str) -> str:
+    """The stage of a baseline entry key: ``"retrieval"`` of ``"retrieval[bm25]"``."""
+    return entry_key.split("[", 1)[0]
+
+
+def dataset_identity(source: str | None, root: str | None = None) -> str | None:
+    """Which dataset a record was measured on: its file, relative to ``root`` (the
+    project's root folder) in ``/`` form when it lies inside; the file's name alone
+    when it lies outside (a folder outside the project differs between machines,
+    CI and a laptop); ``None`` for data passed as arguments.  The identity depends
+    on where the gold is, never on what it holds, so that editing the gold keeps
+    it."""
+    import os.path
+
+    if source is None or source.startswith("<"):
+        return None
+    path = os.path.abspath(source)
+    if root is not None:
+        base = os.path.abspath(root)
+        if os.path.commonpath([path, base]) == base:
+            return os.path.relpath(path, base).replace(os.sep, "/")
+    return os.path.basename(path)
+
+
 @dataclass(frozen=True)
 class StageRecord:
-    """One stage evaluated by one test (``nodeid``)."""
+    """One stage evaluated by one test (``nodeid``).
+
+    ``name`` tells apart several calls of one stage in one test
+    (``rag.retrieval(..., name="bm25")``; ``"#2"`` for the second unnamed call):
+    each is its own baseline entry, under :attr:`entry_key`.  ``dataset`` is the
+    identity of the dataset it was measured on (:func:`dataset_identity`).
+    """
 
     nodeid: str
     stage: str
@@ -73,9 +117,20 @@ class StageRecord:
     #: the fingerprints were per stage (:mod:`pytest_rag.compare.gold`); sent from a
     #: worker with the record, never stored in a baseline.
     whole_gold: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
+    name: str | None = None
+    dataset: str | None = None
+
+    @property
+    def entry_key(self) -> str:
+        """The key of this record's baseline entry under its test: the stage, with the
+        call's name in brackets when it has one (``"retrieval[bm25]"``)."""
+        return entry_key(self.stage, self.name)
 
     @classmethod
-    def from_report(cls, nodeid: str, report: Report) -> StageRecord:
+    def from_report(cls, nodeid: str, report: Report, *, name: str | None = None,
+                    root: str | None = None) -> StageRecord:
+        """The record of ``report``; ``root`` is the project's root folder, against which
+        the dataset's file is named (:func:`dataset_identity`)."""
         from ..dataset.model import documents_fingerprint
         from .gold import gold_fingerprints, whole_gold_fingerprints
 
@@ -85,7 +140,8 @@ class StageRecord:
                    {key: _plain(value) for key, value in report.settings.items()},
                    dict(report.missing), gold=gold_fingerprints(dataset, report.stage),
                    documents=documents_fingerprint(dataset.documents) if dataset else None,
-                   whole_gold=whole_gold_fingerprints(dataset))
+                   whole_gold=whole_gold_fingerprints(dataset), name=name,
+                   dataset=dataset_identity(dataset.source, root) if dataset else None)
 
     def gold_json(self) -> dict[str, Any]:
         """The ``gold`` object of a baseline or report entry (empty when nothing is known)."""
@@ -108,6 +164,10 @@ class StageRecord:
             data["gold"] = gold
         if self.whole_gold:
             data["whole_gold"] = dict(self.whole_gold)
+        if self.name is not None:
+            data["name"] = self.name
+        if self.dataset is not None:
+            data["dataset"] = self.dataset
         return data
 
     @classmethod
@@ -117,4 +177,5 @@ class StageRecord:
                    {k: dict(v) for k, v in data.get("per_query", {}).items()},
                    dict(data.get("settings", {})), dict(data.get("missing", {})),
                    dict(data.get("details", {})), dict(gold.get("queries", {})),
-                   gold.get("documents"), dict(data.get("whole_gold", {})))
+                   gold.get("documents"), dict(data.get("whole_gold", {})),
+                   name=data.get("name"), dataset=data.get("dataset"))

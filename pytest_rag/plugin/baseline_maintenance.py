@@ -99,6 +99,7 @@ class BaselineMaintenance:
     def _update_baseline_file(self, session: pytest.Session) -> None:
         """Apply this run's changes to the baseline file as it is now (under the lock)."""
         from ..compare.baseline import Baseline, BaselineError
+        from ..compare.references import plan_update
 
         options = self.options
         results = self.session.results
@@ -129,7 +130,7 @@ class BaselineMaintenance:
                            "records them anyway): " + ", ".join(failed))
         if options.update:
             # A test that ran to the end and no longer records a stage: its entry goes.
-            recorded = {(record.nodeid, record.stage) for record in records}
+            recorded = {(record.nodeid, record.entry_key) for record in records}
             dropped = sorted((nodeid, stage) for nodeid, stages in updated.tests.items()
                              if results.passed(nodeid)
                              for stage in stages if (nodeid, stage) not in recorded)
@@ -140,11 +141,21 @@ class BaselineMaintenance:
                                                   for nodeid, stage in dropped))
 
             try:
-                updated = updated.updated(records, self.session.specs, options.tolerances)
+                # A failed test recorded on purpose (--rag-update-failed) is an explicit
+                # acceptance: its numbers become the reference, even within the tolerance.
+                plan = plan_update(updated, records, self.session.specs, options.tolerances,
+                                   accept_tests=results.failed | results.xfailed)
             except BaselineError as error:
                 self._note(f"baseline {options.baseline_path} not written: {error}")
                 session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
                 return
+            updated = plan.baseline
+            if plan.accepted:
+                count = len(plan.accepted)
+                what = "flagged change" if plan.unlike else "regression"
+                self._note(f"this update accepts {count} {what}{'s' if count != 1 else ''}"
+                           " as the new baseline:" + "".join(f"\n  {line}"
+                                                            for line in plan.accepted))
         stale = scope.stale_entries(self.session.baseline)
         if options.prune:
             if stale is None:

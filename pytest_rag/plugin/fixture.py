@@ -30,6 +30,8 @@ class ItemState:
     reports: list[Report] = field(default_factory=list)
     checks: list[Comparison] = field(default_factory=list)
     baseline_value: Callable[[str, str], float | None] | None = None
+    #: The ``name=`` of each call in :attr:`reports` (``None``: not named).
+    names: list[str | None] = field(default_factory=list)
 
     # The CheckContext protocol of pytest_rag.stages.checks:
     def resolve(self, key: str, stage: str | None) -> MetricValue:
@@ -53,6 +55,28 @@ class ItemState:
                 pass
         self.checks.append(comparison)
 
+    def calls(self) -> list[tuple[str | None, Report]]:
+        """Each call's entry name and report, in the order of first calls: a named call
+        by its name, the unnamed calls of a stage by their order (``None`` for the
+        first, then ``"#2"``, ``"#3"``, ...); of calls with one name, the last."""
+        found: dict[tuple[str, str | None], Report] = {}
+        unnamed: dict[str, int] = {}
+        for report, name in zip(self.reports, self.names):
+            if name is None:
+                count = unnamed[report.stage] = unnamed.get(report.stage, 0) + 1
+                name = None if count == 1 else f"#{count}"
+            found[(report.stage, name)] = report
+        return [(name, report) for (_, name), report in found.items()]
+
+    def unnamed_repeats(self) -> dict[str, int]:
+        """``{stage: calls}`` for the stages this test called more than once without
+        ``name=`` (their entries are told apart by order only)."""
+        counts: dict[str, int] = {}
+        for report, name in zip(self.reports, self.names):
+            if name is None:
+                counts[report.stage] = counts.get(report.stage, 0) + 1
+        return {stage: count for stage, count in counts.items() if count > 1}
+
     def latest(self) -> dict[str, Report]:
         """The latest report of each stage, in the order stages were first recorded."""
         latest: dict[str, Report] = {}
@@ -69,7 +93,10 @@ class Rag:
     and its settings (``k=5``); settings not passed come from the ini options
     (``rag_k``, ...), then from the dataset's ``params``.  Inputs not passed
     come from the configured dataset (its gold and its ``run`` section).  The
-    report is returned and recorded under the test's node id and the stage.
+    report is returned and recorded under the test's node id and the stage;
+    ``name="bm25"`` records a call under its own baseline entry
+    (``retrieval[bm25]``), so that a test gating several calls of one stage
+    keeps each entry when their order changes.
     """
 
     def __init__(self, state: ItemState, dataset: Callable[[], Dataset | None],
@@ -99,6 +126,13 @@ class Rag:
         __tracebackhide__ = True
         from ..dataset.frameworks import check_doc_id_key
         from ..stages.evaluate import EVALUATORS, make_evaluator
+
+        name = kwargs.get("name")
+        kwargs = {key: value for key, value in kwargs.items() if key != "name"}
+        if name is not None and (not isinstance(name, str) or not name or name.startswith("#")
+                                 or any(char in name for char in "[]")):
+            pytest.fail(f"pytest-rag: rag.{stage}(name=...) takes a non-empty string without "
+                        f"'[', ']' or a leading '#', got {name!r}", pytrace=False)
 
         names = EVALUATORS[stage].settings_names
         settings = {**{k: v for k, v in self._settings.items() if k in names},
@@ -135,6 +169,7 @@ class Rag:
             pytest.fail(message, pytrace=False)
         report = self._compute_extra(stage, report)
         self._state.reports.append(report)
+        self._state.names.append(name)
         return report
 
     def chunking(self, **kwargs: Any) -> Report:
@@ -197,6 +232,7 @@ class Rag:
                 measured[stage] = report
             else:  # the report just recorded; not remove(), whose == compares arrays
                 self._state.reports.pop()
+                self._state.names.pop()
         return measured
 
 

@@ -88,8 +88,14 @@ class GatePlugin:
         from ..compare.records import CheckRecord, StageRecord
 
         baseline = self.session.baseline
-        latest = state.latest()
-        records = [StageRecord.from_report(item.nodeid, report) for report in latest.values()]
+        calls = state.calls()
+        root = str(self.session.config.rootpath)
+        records = [StageRecord.from_report(item.nodeid, report, name=name, root=root)
+                   for name, report in calls]
+        reports = {record.entry_key: report for record, (_, report) in zip(records, calls)}
+        # A check the test made reads the latest report of its stage: it belongs to that call.
+        latest = {report.stage: record.entry_key for record, (_, report) in zip(records, calls)
+                  if report is state.latest().get(report.stage)}
         test_checks = [c for c in (_check_record(c) for c in state.checks) if c is not None]
         checked = {(c.stage, c.key) for c in test_checks}
         failures: list[str] = []
@@ -104,7 +110,8 @@ class GatePlugin:
             ident = (threshold.stage, threshold.key)
             if ident not in checked and ident not in chosen:
                 chosen[ident] = threshold
-        checks = {(r.stage): [c for c in test_checks if c.stage == r.stage] for r in records}
+        checks = {r.entry_key: [dataclasses.replace(c, name=r.name) for c in test_checks
+                                if latest.get(c.stage) == r.entry_key] for r in records}
         diffs: dict[str, list[MetricDiff]] = {}
         gold_notes: list[str] = []  # said after a failure: why some metrics compared as they did
         gold_changed: set[str] = set()
@@ -114,63 +121,71 @@ class GatePlugin:
                     continue
                 value = record.values[key]
                 passed = threshold.holds(value)
-                checks[stage].append(CheckRecord(stage, key, threshold.op, threshold.value,
-                                                 threshold.source, passed))
+                checks[record.entry_key].append(CheckRecord(
+                    stage, key, threshold.op, threshold.value, threshold.source, passed,
+                    record.name))
                 if not passed:
                     why = (f", not measured: {record.missing.get(key, '')}" if value is None
                            else "")
                     failures.append(f"{stage}.{key} = {_fmt(value)}, expected {threshold} "
                                     f"({threshold.source} threshold){why}")
             if baseline is not None and self.options.compare:
-                diffs[record.stage] = compare_record(record, baseline, self.session.specs,
-                                                     self.options.tolerances,
-                                                     alpha=self.options.significance,
-                                                     # the JSON report shows every p-value
-                                                     all_statistics=self.options.report_json
-                                                     is not None)
-                block = self._regression_lines(record, diffs[record.stage])
+                found = compare_record(record, baseline, self.session.specs,
+                                       self.options.tolerances, alpha=self.options.significance,
+                                       # the JSON report shows every p-value
+                                       all_statistics=self.options.report_json is not None)
+                diffs[record.entry_key] = found
+                block = self._regression_lines(record, found)
                 titles.update(block[:1])
                 failures.extend(block)
+                failures.extend(self._unsettled_lines(record, found))
                 change = baseline.gold_change(record)
                 if change is not None:
-                    gold_notes.append(f"  {record.stage}: {change.text()}")
-                    gold_changed.add(record.stage)
+                    gold_notes.append(f"  {record.entry_key}: {change.text()}")
+                    gold_changed.add(record.entry_key)
                 if (self.options.strict and not self.options.update
-                        and baseline.entry(item.nodeid, record.stage) is None):
-                    failures.append(f"{record.stage}: no baseline entry for this test in "
+                        and baseline.entry(item.nodeid, record.entry_key) is None):
+                    failures.append(f"{record.entry_key}: no baseline entry for this test in "
                                     f"{self.options.baseline_path.name} (--rag-strict); "
                                     "record one with --rag-update-baseline")
-        lost = self._lost_stage_lines(item.nodeid, set(latest))
+        lost = self._lost_stage_lines(item.nodeid, set(reports))
         failures.extend(lost)
         from .sweeps import variant_payload
 
-        variant, variant_error = variant_payload(item, latest, self.session.specs)
+        variant, variant_error = variant_payload(item, state.latest(), self.session.specs)
         if variant_error:
             failures.append(variant_error)
         export_notes: list[str] = []
         if self.options.export_dir is not None:
             from .report_files import export_reports
 
-            export_notes = export_reports(self.options.export_dir, item.nodeid, latest)
+            export_notes = export_reports(self.options.export_dir, item.nodeid, state.latest())
         if self.options.report_html is not None:  # only then: xdist payloads stay small
-            records = [self._with_details(record, latest[record.stage],
-                                          diffs.get(record.stage, [])) for record in records]
+            records = [self._with_details(record, reports[record.entry_key],
+                                          diffs.get(record.entry_key, []))
+                       for record in records]
         _add_junit_properties(item, records, diffs)
         sweep = item.get_closest_marker("rag_sweep") is not None
         if not (sweep or self._controller_reads_per_query()):
             # Only the gold fingerprints of a changed gold: the controller names the change.
             records = [dataclasses.replace(
-                record, per_query={}, gold=record.gold if record.stage in gold_changed else {})
+                record, per_query={},
+                gold=record.gold if record.entry_key in gold_changed else {})
                 for record in records]
         regressed = [diff for stage_diffs in diffs.values() for diff in stage_diffs
                      if diff.failed] if not self.options.update else []
         message = _message(failures, regressed, self.options.baseline_path.name, titles)
         if message:
             message.extend(gold_notes)
+        notes = [f"{item.nodeid} called rag.{stage}() {count} times without name=: its calls "
+                 f"are told apart by their order ({stage}, {stage}[#2], ...); pass name= to "
+                 "each call to keep its baseline entry when the order changes"
+                 for stage, count in state.unnamed_repeats().items()]
         payload = make_payload(
-            sweep=sweep, variant=variant, notes=export_notes, records=records,
+            sweep=sweep, variant=variant, records=records,
             checks=[check for stage_checks in checks.values() for check in stage_checks],
-            diffs=[diff for stage_diffs in diffs.values() for diff in stage_diffs])
+            diffs=[diff for stage_diffs in diffs.values() for diff in stage_diffs],
+            notes=[*notes, *export_notes])
         return message, payload, bool(regressed)
 
     def _controller_reads_per_query(self) -> bool:
@@ -180,6 +195,15 @@ class GatePlugin:
         every payload to the controller, and the controller keeps it to the end)."""
         return self.options.update or self.session.reports_wanted()
 
+    def _unsettled_lines(self, record: StageRecord, diffs: list[MetricDiff]) -> list[str]:
+        """Under ``--rag-strict``, a failure line for an entry that could not be compared
+        like with like (other gold, other settings): it is no passing comparison."""
+        if not self.options.strict or self.options.update:
+            return []
+        notes = dict.fromkeys(diff.note for diff in diffs if diff.unsettled)
+        return [f"{record.entry_key}: not compared with the baseline: {note} (--rag-strict); "
+                "once reviewed, record it with --rag-update-baseline" for note in notes]
+
     def _with_details(self, record: StageRecord, report: Report,
                       diffs: list[MetricDiff]) -> StageRecord:
         """``record`` with the drill-down details of the HTML report (``--rag-html``)."""
@@ -188,7 +212,7 @@ class GatePlugin:
         before = None
         baseline = self.session.baseline
         if baseline is not None and self.options.compare:
-            entry = baseline.entry(record.nodeid, record.stage)
+            entry = baseline.entry(record.nodeid, record.entry_key)
             before = None if entry is None else entry.get("per_query")
         specs = self.session.specs
         directions = {key: spec.direction.value for key in record.values
@@ -221,10 +245,14 @@ class GatePlugin:
                 for d in bad]
         table = tabulate(rows, headers=("metric", "baseline", "current", "delta", "tolerance",
                                         "direction"), tablefmt="simple", disable_numparse=True)
-        lines = [(f"{record.stage}: {len(bad)} metric{'s' if len(bad) != 1 else ''} worse "
+        lines = [(f"{record.entry_key}: {len(bad)} metric{'s' if len(bad) != 1 else ''} worse "
                   f"than the baseline ({self.options.baseline_path.name}), worst first:")]
         lines.extend("  " + line for line in table.splitlines())
+        noted: dict[str, list[str]] = {}  # one line per note, naming its metrics
         for diff in bad:
+            if diff.status == "lost" and diff.note:
+                noted.setdefault(diff.note, []).append(diff.key)
+                continue  # the note names the queries
             if diff.status == "lost":
                 lines.append(f"  {diff.key} is no longer measured: "
                              f"{record.missing.get(diff.key, 'not measured')}")
@@ -234,6 +262,7 @@ class GatePlugin:
                 more = (f" (+{len(diff.worse_queries) - 5} more)"
                         if len(diff.worse_queries) > 5 else "")
                 lines.append(f"  queries worse in {diff.key}: {shown}{more}")
+        lines.extend(f"  {', '.join(keys)}: {terminal_text(note)}" for note, keys in noted.items())
         return lines
 
     @pytest.hookimpl(wrapper=True)
@@ -288,9 +317,9 @@ def _add_junit_properties(item: pytest.Item, records: list[StageRecord],
     """Each metric's value, and its baseline status, value and delta, as junit-xml
     properties (``rag.<stage>.<key>[.status|.baseline|.delta]``)."""
     for record in records:
-        by_key = {d.key: d for d in diffs.get(record.stage, [])}
+        by_key = {d.key: d for d in diffs.get(record.entry_key, [])}
         for key, value in record.values.items():
-            name = f"rag.{record.stage}.{key}"
+            name = f"rag.{record.entry_key}.{key}"
             item.user_properties.append((name, "not measured" if value is None else value))
             diff = by_key.get(key)
             if diff is not None:
@@ -303,8 +332,8 @@ def _add_junit_properties(item: pytest.Item, records: list[StageRecord],
 
 def _severity(diff: MetricDiff) -> float:
     """How bad a regression is: the change against the baseline's magnitude (a metric no
-    longer measured, or one that left zero, ranks first)."""
-    if diff.current is None or diff.baseline is None:
+    longer measured, in whole or for some queries, or one that left zero, ranks first)."""
+    if diff.current is None or diff.baseline is None or diff.status == "lost":
         return math.inf
     change = abs(diff.current - diff.baseline)
     return change / abs(diff.baseline) if diff.baseline else math.inf
@@ -326,7 +355,10 @@ def _message(failures: list[str], regressed: list[MetricDiff], baseline_name: st
     more = f" (+{problems - 1} more below)" if problems > 1 else ""
     if regressed:
         worst = max(regressed, key=_severity)  # the first of equals: registry order
-        return [(f"{HEADLINE_PREFIX}{worst.stage}.{worst.key} {_fmt(worst.baseline)} -> "
+        if worst.note:  # lost queries or a lost key: the numbers alone would not say it
+            return [(f"{HEADLINE_PREFIX}{worst.entry_key}.{worst.key}: {terminal_text(worst.note)}"
+                     f" ({baseline_name}){more}"), *failures]
+        return [(f"{HEADLINE_PREFIX}{worst.entry_key}.{worst.key} {_fmt(worst.baseline)} -> "
                  f"{_fmt(worst.current)}, worse than the baseline ({baseline_name}){more}"),
                 *failures]
     return [HEADLINE_PREFIX + failures[0].rstrip(":") + more, *failures[1:]]

@@ -58,7 +58,6 @@ class ReportFiles:
         from ..compare.sweeps import Variant
         from .sweeps import gate_failures
 
-        run.notes.extend(results.notes)
         scorecard = build_scorecard(results.records, results.checks, results.diffs, run.specs,
                                     results.outcomes, run.scope.order,
                                     frozenset(results.sweep_tests), gold_changes,

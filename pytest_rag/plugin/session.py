@@ -72,6 +72,8 @@ class RagSession:
         #: Controller side: what the tests recorded.
         self.results: RunResults = RunResults()
         self.scope: RunScope = RunScope(config)
+        if self.baseline is not None and options.compare and not options.update:
+            self._check_metric_keys(self.baseline)
         #: Lines for the end of the terminal summary, each said after "pytest-rag: ".
         self.notes: list[str] = []
         self.scorecard: Scorecard | None = None
@@ -94,6 +96,26 @@ class RagSession:
             return Baseline.load(path)
         except BaselineError as error:
             raise pytest.UsageError(f"pytest-rag: {error}") from None
+
+    def _check_metric_keys(self, baseline: Baseline) -> None:
+        """A baseline metric that no metric defines (a custom metric renamed or no longer
+        registered) is a usage error: its gate would vanish without a word.  Only the
+        entries of tests in the run's paths count: a custom metric declared in the
+        conftest of another folder is not registered in a run of this one."""
+        from ..compare.likeness import unknown_metrics
+
+        tests = {nodeid: stages for nodeid, stages in baseline.tests.items()
+                 if self.scope.in_scope(nodeid)}
+        unknown = unknown_metrics(tests, self.specs)
+        if unknown:
+            shown = "; ".join(unknown[:10]) + (f"; +{len(unknown) - 10} more"
+                                               if len(unknown) > 10 else "")
+            raise pytest.UsageError(
+                f"pytest-rag: baseline file {str(self.options.baseline_path)!r} gates metrics "
+                f"that neither pytest-rag nor a registered custom metric defines: {shown}. "
+                "Register the custom metric (pytest_rag_register_metrics) or, if it was "
+                "renamed or removed on purpose, record the tests again with "
+                "--rag-update-baseline, which lists what it accepts")
 
     def dataset_at(self, path: Path, run: Path | None = None) -> Dataset:
         """Load a dataset (with a run file) once per session per paths; errors fail the

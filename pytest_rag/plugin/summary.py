@@ -46,5 +46,19 @@ class Summary:
                 terminalreporter.write_line(  # within 80 columns, like the scorecard
                     f"{improved} metric{'s' if improved != 1 else ''} improved: the baseline "
                     "can be tightened (--rag-update-baseline)")
-        for note in run.notes:
+        for note in [*run.results.notes, *self._unsettled(), *run.notes]:
             terminalreporter.write_line(f"pytest-rag: {note}")
+
+    def _unsettled(self) -> list[str]:
+        """Without ``--rag-strict``, the stage reports that were not compared like with like
+        (other gold, other settings): they pass, so they are said loudly here."""
+        if self.options.strict or self.options.update:
+            return []
+        entries = sorted({f"{nodeid} [{entry_key}]"
+                          for (nodeid, entry_key), diffs in self.session.results.diffs.items()
+                          if any(diff.unsettled for diff in diffs)})
+        if not entries:
+            return []
+        return [f"{len(entries)} stage report{'s' if len(entries) != 1 else ''} not compared "
+                "with its baseline (different gold or settings; fails under --rag-strict): "
+                + ", ".join(entries)]

@@ -52,7 +52,7 @@ def variant_payload(item: pytest.Item, reports: Mapping[str, Report],
     names a wrong marker argument."""
     if getattr(item, "callspec", None) is None and item.get_closest_marker("rag_knobs") is None:
         return None, None
-    from ..compare.sweep_costs import variant_costs
+    from ..compare.sweeps.costs import variant_costs
     from ..compare.sweeps import SweepRule, Variant
 
     rule = None

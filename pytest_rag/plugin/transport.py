@@ -47,12 +47,17 @@ class RunResults:
         self.sweep_tests: set[str] = set()
         #: Per parametrized test: its knobs, costs and sweep rule (``.sweeps``).
         self.variants: dict[str, dict[str, Any]] = {}
-        #: What the tests asked the end of the run to say (exports written).
-        self.notes: list[str] = []
+        #: Notes the tests left for the end of the run (said once each, in order).
+        self._notes: dict[str, None] = {}
 
     def passed(self, nodeid: str) -> bool:
         """Whether the test ran to the end and passed, setup and teardown included."""
         return self.outcomes.get(nodeid) == "passed" and nodeid not in self.failed
+
+    @property
+    def notes(self) -> list[str]:
+        """The notes the tests' gates left for the end of the run, each once."""
+        return list(self._notes)
 
     @property
     def records(self) -> list[StageRecord]:
@@ -68,17 +73,18 @@ class RunResults:
             self.sweep_tests.add(split_nodeid(nodeid)[0])
         if payload.get("variant"):
             self.variants[nodeid] = payload["variant"]
-        self.notes.extend(payload.get("notes", ()))
         for data in payload["records"]:
             record = StageRecord.from_json(data)
-            ident = (record.nodeid, record.stage)
+            ident = (record.nodeid, record.entry_key)
             self._records.pop(ident, None)  # a rerun's record goes last, as it arrived
             self._records[ident] = record
         for data in payload["checks"]:
-            self.checks.setdefault((nodeid, data["stage"]), []).append(
-                CheckRecord.from_json(data))
+            check = CheckRecord.from_json(data)
+            self.checks.setdefault((nodeid, check.entry_key), []).append(check)
         for data in payload["diffs"]:
-            self.diffs.setdefault((nodeid, data["stage"]), []).append(_diff_from_json(data))
+            diff = _diff_from_json(data)
+            self.diffs.setdefault((nodeid, diff.entry_key), []).append(diff)
+        self._notes.update(dict.fromkeys(payload.get("notes", ())))
 
 
 def make_payload(*, sweep: bool, records: Iterable[StageRecord],
@@ -86,10 +92,11 @@ def make_payload(*, sweep: bool, records: Iterable[StageRecord],
                  variant: Mapping[str, Any] | None = None,
                  notes: Iterable[str] = ()) -> dict[str, Any]:
     """One test's results as plain JSON (what crosses the xdist process boundary)."""
-    return {"sweep": sweep, "variant": variant, "notes": list(notes),
+    return {"sweep": sweep, "variant": variant,
             "records": [record.to_json() for record in records],
             "checks": [check.to_json() for check in checks],
-            "diffs": [_diff_json(diff) for diff in diffs]}
+            "diffs": [_diff_json(diff) for diff in diffs],
+            **({"notes": list(notes)} if notes else {})}
 
 
 class TransportPlugin:
@@ -118,7 +125,8 @@ def _diff_json(diff: MetricDiff) -> dict[str, Any]:
     return {"stage": diff.stage, "key": diff.key, "current": diff.current,
             "baseline": diff.baseline, "allowed": diff.allowed, "direction": diff.direction,
             "status": diff.status, "worse_queries": [list(q) for q in diff.worse_queries],
-            "p_value": diff.p_value, "ci_low": diff.ci_low, "ci_high": diff.ci_high}
+            "p_value": diff.p_value, "ci_low": diff.ci_low, "ci_high": diff.ci_high,
+            "note": diff.note, "rule": diff.rule, "name": diff.name}
 
 
 def _diff_from_json(data: Mapping[str, Any]) -> MetricDiff:
@@ -127,4 +135,5 @@ def _diff_from_json(data: Mapping[str, Any]) -> MetricDiff:
     return MetricDiff(data["stage"], data["key"], data["current"], data["baseline"],
                       float(data["allowed"]), data["direction"], data["status"],
                       tuple((q, a, b) for q, a, b in data["worse_queries"]),
-                      data["p_value"], data["ci_low"], data["ci_high"])
+                      data["p_value"], data["ci_low"], data["ci_high"], data.get("note", ""),
+                      data.get("rule", ""), data.get("name"))

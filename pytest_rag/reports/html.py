@@ -415,7 +415,7 @@ def _distributions(scorecard: Scorecard, specs: Mapping[str, MetricSpec],
     out = ['<section id="distributions"><h2>Distributions</h2>']
     worse: list[str] = []
     for entry in scorecard.entries:
-        entry_base = baseline.entry(entry.nodeid, entry.stage) if baseline is not None else None
+        entry_base = baseline.entry(entry.nodeid, entry.entry_key) if baseline is not None else None
         for row in entry.rows:
             # A metric below its threshold shows FAIL, also when it regressed as well:
             # the baseline comparison's worse queries tell it.

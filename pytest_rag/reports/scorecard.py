@@ -14,7 +14,13 @@ from typing import Any
 
 from ..compare.baseline import MetricDiff
 from ..compare.gold import GoldChange
-from ..compare.records import REPORT_FORMAT, REPORT_VERSION, CheckRecord, StageRecord
+from ..compare.records import (
+    REPORT_FORMAT,
+    REPORT_VERSION,
+    CheckRecord,
+    StageRecord,
+    entry_key,
+)
 from ..compare.sweeps import Sweep, Variant, find_sweeps
 from ..escaping import markdown_code, terminal_text
 from ..formatting import delta_text, number_text, p_value_text, setting_text
@@ -88,7 +94,7 @@ def _fit(blocks: list[list[str]], room: int | None) -> list[list[str]]:
 
 #: Row statuses that make the default scorecard show their stage report.
 ATTENTION = frozenset({"FAIL", "REGRESSED", "LOST", "within noise", "improved", "new",
-                       "gold changed"})
+                       "gold changed", "not compared", "settings changed"})
 
 
 @dataclass(frozen=True)
@@ -108,6 +114,11 @@ class ScoreRow:
     ci_high: float | None = None
     #: The numbers of ``threshold``, in its order (for charts).
     threshold_values: tuple[float, ...] = ()
+    #: Why the baseline comparison gave its status (:attr:`MetricDiff.note`), and which
+    #: rule decided when a significance level was asked for and the test did not
+    #: (:attr:`MetricDiff.rule`).
+    note: str = ""
+    rule: str = ""
 
     @property
     def failed(self) -> bool:
@@ -116,9 +127,12 @@ class ScoreRow:
     @property
     def p_text(self) -> str:
         """The p-value of a change worth a look (regressed, improved, within noise)."""
-        if self.p_value is None or self.status not in ("REGRESSED", "improved", "within noise"):
+        if self.status not in ("REGRESSED", "improved", "within noise"):
             return ""
-        return p_value_text(self.p_value)
+        if self.rule:  # the significance test did not decide: say what did
+            return (f"{p_value_text(self.p_value)}, " if self.p_value is not None
+                    else "") + f"by {self.rule.split(' (', 1)[0]}"
+        return "" if self.p_value is None else p_value_text(self.p_value)
 
     @property
     def interesting(self) -> bool:
@@ -130,7 +144,21 @@ class ScoreRow:
                 "delta": self.delta, "status": self.status, "direction": self.direction,
                 "p_value": self.p_value, "ci95": (None if self.ci_low is None
                                                   else [self.ci_low, self.ci_high]),
-                **({"not_measured": self.reason} if self.value is None and self.reason else {})}
+                **({"not_measured": self.reason} if self.value is None and self.reason else {}),
+                **({"note": self.note} if self.note else {}),
+                **({"decided_by": self.rule} if self.rule else {})}
+
+
+def _notes(rows: Iterable[ScoreRow]) -> list[str]:
+    """The rows' notes for the lines under their table, each said once: a note about the
+    whole entry (other gold, other settings) as it is, another one after the metrics it
+    concerns."""
+    keys: dict[str, list[str]] = {}
+    for row in rows:
+        if row.note:
+            keys.setdefault(row.note, []).append(row.key)
+    return [note if note.startswith(("settings changed", "different gold"))
+            else f"{', '.join(names)}: {note}" for note, names in keys.items()]
 
 
 @dataclass(frozen=True)
@@ -150,6 +178,14 @@ class ScoreEntry:
     gold: Mapping[str, Any] = field(default_factory=dict)
     #: How the gold changed since the baseline, when it did.
     gold_change: GoldChange | None = None
+    #: The name of the call when the test recorded the stage more than once
+    #: (:attr:`~pytest_rag.compare.records.StageRecord.name`).
+    name: str | None = None
+
+    @property
+    def entry_key(self) -> str:
+        """The stage, with the call's name in brackets when it has one (the baseline key)."""
+        return entry_key(self.stage, self.name)
 
     @property
     def failed(self) -> bool:
@@ -165,7 +201,8 @@ def _row(record: StageRecord, key: str, spec: MetricSpec | None,
     if diff is not None:
         status = {"regressed": "REGRESSED", "lost": "LOST", "improved": "improved",
                   "new": "new", "within noise": "within noise",
-                  "gold changed": "gold changed"}.get(diff.status, status)
+                  "gold changed": "gold changed", "not compared": "not compared",
+                  "settings changed": "settings changed"}.get(diff.status, status)
     if any(not check.passed for check in mine):
         status = "FAIL"
     return ScoreRow(key, value, threshold, diff.baseline if diff else None,
@@ -173,7 +210,8 @@ def _row(record: StageRecord, key: str, spec: MetricSpec | None,
                     spec.direction.value if spec else "info", record.missing.get(key, ""),
                     diff.p_value if diff else None, diff.ci_low if diff else None,
                     diff.ci_high if diff else None,
-                    tuple(dict.fromkeys(check.value for check in mine)))
+                    tuple(dict.fromkeys(check.value for check in mine)),
+                    diff.note if diff else "", diff.rule if diff else "")
 
 
 def build_scorecard(records: Iterable[StageRecord], checks: Iterable[CheckRecord] | Mapping[
@@ -196,7 +234,7 @@ def build_scorecard(records: Iterable[StageRecord], checks: Iterable[CheckRecord
     entries = []
     for record in sorted(records, key=lambda r: (position.get(r.nodeid, len(position)),
                                                  r.nodeid, r.stage)):
-        ident = (record.nodeid, record.stage)
+        ident = (record.nodeid, record.entry_key)
         by_key = {diff.key: diff for diff in diffs.get(ident, ())}
         rows = tuple(_row(record, key, specs.get(f"{record.stage}.{key}"),
                           check_map.get(ident, ()), by_key.get(key))
@@ -206,7 +244,7 @@ def build_scorecard(records: Iterable[StageRecord], checks: Iterable[CheckRecord
         entries.append(ScoreEntry(record.nodeid, record.stage, dict(record.settings), rows,
                                   dict(record.per_query),
                                   (outcomes or {}).get(record.nodeid, "passed"), worse,
-                                  record.gold_json(), change))
+                                  record.gold_json(), change, record.name))
     return Scorecard(tuple(entries), sweep_tests, dict(variants or {}), specs)
 
 
@@ -249,7 +287,9 @@ class Scorecard:
         for status, word in (("FAIL", "below threshold"), ("REGRESSED", "regressed"),
                              ("LOST", "no longer measured"),
                              ("within noise", "worse but within noise"), ("improved", "improved"),
-                             ("new", "new"), ("gold changed", "not compared (gold changed)")):
+                             ("new", "new"), ("gold changed", "not compared (gold changed)"),
+                             ("not compared", "not compared (different gold)"),
+                             ("settings changed", "not compared (settings changed)")):
             if counts.get(status):
                 parts.append(f"{counts[status]} {word}")
         return ", ".join(parts)
@@ -281,7 +321,7 @@ class Scorecard:
             out: list[str] = []
             settings = ", ".join(f"{k}={_short(setting_text(v))}"
                                  for k, v in entry.settings.items() if v is not None)
-            header = terminal_text(f"{entry.nodeid} [{entry.stage}]"
+            header = terminal_text(f"{entry.nodeid} [{entry.entry_key}]"
                                    + (f" ({settings})" if settings else ""))
             # Too wide: wrapped between words (settings), never cut inside one.
             out.extend(textwrap.wrap(header, width, subsequent_indent="    ",
@@ -296,6 +336,9 @@ class Scorecard:
                           _num(row.baseline) if row.baseline is not None else "",
                           _delta(row.delta), row.p_text, row.status) for row in rows]
                 out.extend(_table(table, width))
+            for note in _notes(rows):
+                out.extend(textwrap.wrap(terminal_text(note), width, initial_indent="  ",
+                                         subsequent_indent="    "))
             if hidden:
                 baselined = any(row.baseline is not None for row in entry.rows)
                 what = "unchanged against the baseline" if baselined else "not checked"
@@ -346,7 +389,7 @@ class Scorecard:
         for sweep in self.sweeps():  # first: the comparison a reader came for
             parts.extend([sweep_markdown(sweep), ""])
         for entry in self.entries:
-            parts.append(f"### {markdown_code(entry.nodeid)} — {entry.stage}")
+            parts.append(f"### {markdown_code(entry.nodeid)} — {entry.entry_key}")
             parts.append("")
             if entry.gold_change is not None:
                 parts.extend([f"_{markdown_code(entry.gold_change.text())}_", ""])
@@ -366,7 +409,7 @@ class Scorecard:
     def to_json(self) -> dict[str, Any]:
         tests: dict[str, dict[str, Any]] = {}
         for entry in self.entries:
-            tests.setdefault(entry.nodeid, {})[entry.stage] = {
+            tests.setdefault(entry.nodeid, {})[entry.entry_key] = {
                 "outcome": entry.outcome,
                 "settings": dict(entry.settings),
                 "metrics": {row.key: row.to_json() for row in entry.rows},

@@ -79,7 +79,7 @@ def render_diff(rows: list[DiffRow], *, show_all: bool = False) -> str:
     out: list[str] = []
     groups: dict[tuple[str, str], list[MetricDiff]] = {}
     for row in rows:
-        groups.setdefault((row.nodeid, row.diff.stage), []).append(row.diff)
+        groups.setdefault((row.nodeid, row.diff.entry_key), []).append(row.diff)
     for (nodeid, stage), group in groups.items():
         shown = [d for d in group if show_all or d.status not in ("unchanged", "info")]
         if not shown:
@@ -88,6 +88,9 @@ def render_diff(rows: list[DiffRow], *, show_all: bool = False) -> str:
         table: list[Any] = []
         for d in shown:
             p_value = "" if d.p_value is None else p_value_text(d.p_value)
+            if d.rule and d.status in ("regressed", "improved"):  # the test did not decide
+                rule = d.rule.split(" (", 1)[0]
+                p_value = f"{p_value}, by {rule}" if p_value else f"by {rule}"
             interval = ("" if d.ci_low is None or d.ci_high is None else
                         f"[{d.ci_low:+.3f}, {d.ci_high:+.3f}]")
             delta = "" if d.delta is None else delta_text(d.delta)
@@ -102,5 +105,8 @@ def render_diff(rows: list[DiffRow], *, show_all: bool = False) -> str:
     summary = f"{failed} regressed, {improved} improved"
     if noise:
         summary += f", {noise} worse but within noise"
+    unlike = sum(row.diff.unsettled for row in rows)
+    if unlike:
+        summary += f", {unlike} not compared (different gold or settings)"
     out.append(summary if out else f"no differences; {summary}")
     return "\n".join(out)

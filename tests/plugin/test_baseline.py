@@ -417,23 +417,27 @@ def test_missing_baseline_is_a_usage_error(rag_pytester: pytest.Pytester) -> Non
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([
         f"ERROR: pytest-rag: baseline file '{rag_pytester.path / BASELINE}' not found; "
-        "create it with --rag-update-baseline",
+        "if it was committed, restore it from version control (e.g. git checkout -- "
+        f"{BASELINE}); to start a baseline, record one with --rag-update-baseline",
     ])
     assert not (rag_pytester.path / BASELINE).exists()
 
 
+#: What a message about an unreadable baseline says first: restore it, or fix the problem.
+RESTORE = (f"; restore it from version control (e.g. git checkout -- {BASELINE}) or fix the "
+           "problem named here. Recording it anew with --rag-update-baseline would accept "
+           "today's numbers of every test as the baseline, regressions included")
 BAD_FILES = {
     "corrupt": ('{"format": "pytest-rag-baseline", "version": 1, "tests": {', " is not valid JSON "
-                "(line 1, column 59: Expecting property name enclosed in double quotes); restore "
-                "it from version control, or delete it and run --rag-update-baseline"),
+                "(line 1, column 59: Expecting property name enclosed in double quotes)" + RESTORE),
     "format": ('{"format": "something-else", "version": 1, "tests": {}}',
-               ": format: expected 'pytest-rag-baseline', got 'something-else'"),
+               ": format: expected 'pytest-rag-baseline', got 'something-else'" + RESTORE),
     "newer": ('{"format": "pytest-rag-baseline", "version": 3, "tests": {}}',
               ": version: version 3 is newer than this pytest-rag reads (2); upgrade pytest-rag"),
     "shape": ('{"format": "pytest-rag-baseline", "version": 1, "tests": {"t": {"retrieval": '
               '{"metrics": {"recall_at_k": {"value": "high"}}}}}}',
               ": tests['t']['retrieval'].metrics.recall_at_k: expected a finite number or null, "
-              "of magnitude at most 1e+300, got 'high'"),
+              "of magnitude at most 1e+300, got 'high'" + RESTORE),
 }
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from error_cases import RESTORE_HINT
 from ragproject import BASELINE
 
 RUN = ("-p", "no:cacheprovider")
@@ -30,8 +31,7 @@ def test_a_key_written_twice_is_refused_with_its_line_and_column(
     result = rag_pytester.runpytest(*RUN, *args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert (f"ERROR: pytest-rag: baseline file '{path}' is not valid JSON (line 3, column 3: "
-            f"duplicate key {nodeid!r}); restore it from version control, or delete it and "
-            "run --rag-update-baseline") in result.stderr.lines
+            f"duplicate key {nodeid!r}){RESTORE_HINT}") in result.stderr.lines
     assert path.read_bytes() == before
 
 

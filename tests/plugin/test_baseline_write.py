@@ -146,8 +146,10 @@ def test_baseline_kill_leaves_the_old_or_the_new_file(pytester: pytest.Pytester)
     pytester.makepyfile(test_big=BIG_TEST)
     gold = pytester.path / "gold.json"
     path = pytester.path / BASELINE
+    # Tolerance 0: every changed ratio moves its reference (a change within the tolerance
+    # would keep it, and the second run would leave the file as it was).
     command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *FEWER_PLUGINS, "-q",
-               "--rag-update-baseline"]
+               "--rag-update-baseline", "--rag-tolerance=0"]
 
     def run() -> float:
         start = time.perf_counter()

@@ -15,6 +15,7 @@ import pytest
 from error_cases import (
     BASELINE_CASES,
     DATASET_CASES,
+    RESTORE_HINT,
     BaselineCase,
     DatasetCase,
     exact,
@@ -70,8 +71,8 @@ def test_bad_baseline_is_a_usage_error_with_the_cli_message(rag_pytester: pytest
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     where = f"baseline file {str(path)!r}"
     result.stderr.fnmatch_lines([exact(f"ERROR: pytest-rag: {case.pytest.replace('{where}', where)}")])
-    if case.cli_kind == "baseline file":  # the same words as pytest-rag diff
-        assert case.cli == case.pytest
+    if case.cli_kind == "baseline file":  # the same words as pytest-rag diff, then the fix
+        assert case.pytest in (case.cli, case.cli + RESTORE_HINT)
 
 
 # -- options and ini values ----------------------------------------------------------------

@@ -18,8 +18,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..dataset.model import Dataset
-    from ..stages.report import Report
+    from ...dataset.model import Dataset
+    from ...stages.report import Report
 
 __all__ = ["variant_costs"]
 
@@ -27,7 +27,7 @@ __all__ = ["variant_costs"]
 def _chunk_tokens(dataset: Dataset) -> tuple[dict[str, int], list[int]] | None:
     if not dataset.chunks or not dataset.documents:
         return None
-    from ..kernels.positions import positions_of
+    from ...kernels.positions import positions_of
 
     positions = positions_of(dataset)
     sizes = (positions.chunk_hi - positions.chunk_lo).tolist()

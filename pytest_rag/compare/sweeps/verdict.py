@@ -26,10 +26,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..formatting import delta_text, number_text
+from ...formatting import delta_text, number_text
 
 if TYPE_CHECKING:
-    from .significance import PairedChange
+    from ..significance import PairedChange
 
 __all__ = ["Standing", "Verdict", "decide", "dominates", "frontier"]
 
@@ -126,7 +126,7 @@ def _change(before: Mapping[str, float | None],
             after: Mapping[str, float | None]) -> PairedChange:
     """The paired difference ``after - before`` and its interval (no p-value needed);
     numpy is imported here, when a sweep is decided, not with the reports."""
-    from .significance import paired_change
+    from ..significance import paired_change
 
     return paired_change(before, after, permutations=1, resamples=RESAMPLES,
                          confidence=CONFIDENCE)

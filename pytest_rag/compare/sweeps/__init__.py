@@ -5,7 +5,7 @@ stages under one test function.  :func:`find_sweeps` groups them into one
 :class:`Sweep` per test function: a row per variant with its knobs (the
 parametrize arguments), a column per metric that differs between variants
 (stages in pipeline order), the variant's costs, and the :class:`Verdict` of
-its rule (:mod:`pytest_rag.compare.sweep_verdict`).
+its rule (:mod:`pytest_rag.compare.sweeps.verdict`).
 
 Stars (the best value of a column) and the verdict use only metrics that
 compare across chunkers on equal terms: a metric that counts relevant chunks
@@ -20,13 +20,13 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..registry import REGISTRY, STAGES, MetricSpec
-from .sweep_verdict import Verdict, decide
+from ...registry import REGISTRY, STAGES, MetricSpec
+from .verdict import Verdict, decide
 
 __all__ = ["COSTS", "DEFAULT_OBJECTIVES", "Sweep", "SweepColumn", "SweepRule", "Variant",
            "find_sweeps", "split_nodeid"]
 
-#: The costs measured for every variant (see :mod:`pytest_rag.compare.sweep_costs`):
+#: The costs measured for every variant (see :mod:`pytest_rag.compare.sweeps.costs`):
 #: name to what it counts.  Metrics of the registry that are costs
 #: (:attr:`~pytest_rag.registry.MetricSpec.cost`: latency, money, tokens) count too,
 #: named ``"stage.key"``.
@@ -88,7 +88,7 @@ class SweepRule:
     def missed(self, values: Mapping[str, float | None],
                specs: Mapping[str, MetricSpec]) -> list[str]:
         """The requirements that ``values`` (``"stage.key"`` to value) miss."""
-        from .thresholds import parse_threshold
+        from ..thresholds import parse_threshold
 
         out = []
         for text in self.require:
@@ -125,7 +125,7 @@ class SweepRule:
                 isinstance(text, str) for text in required):
             raise ValueError(f"rag_sweep(require={require!r}): give thresholds like "
                              "'chunking.size_compliance >= 0.9'")
-        from .thresholds import parse_threshold
+        from ..thresholds import parse_threshold
 
         for text in required:
             try:
