@@ -129,3 +129,83 @@ def test_devices_and_fifos_are_refused_at_once(tmp_path: Path, kind: str, messag
     _pytest_project(tmp_path, path.name)
     done = limited_run(PYTEST, tmp_path)
     assert done.returncode == 1 and f"pytest-rag: {path}: {message}" in done.stdout
+
+
+# -- outputs never follow a link out of the run's root (README "## Reliability") ----------
+
+GOLD = "queries: [{id: q1, relevant: {a: 1}}]\nrun: {q1: {retrieved_ids: [a]}}\n"
+NOTES = "my notes\n"
+#: The option writing each output, and the name the link is planted under.
+OUTPUTS = [pytest.param(["--rag-html", "report.html"], "report.html", id="html"),
+           pytest.param(["--rag-report", "report.json"], "report.json", id="json-report"),
+           pytest.param(["--rag-report-md", "report.md"], "report.md", id="markdown-report"),
+           pytest.param(["--rag-update-baseline"], "rag-baseline.json", id="baseline"),
+           pytest.param(["--rag-html", "out/report.html"], "out", id="linked-folder")]
+
+
+def _planted(tmp_path: Path, name: str) -> tuple[Path, Path]:
+    """A project folder with ``name`` linked to the user's notes (or their folder, for
+    ``out``) outside it; the project and the notes."""
+    project, home = tmp_path / "project", tmp_path / "home"
+    project.mkdir()
+    home.mkdir()
+    notes = home / ("report.html" if name == "out" else "notes.txt")
+    notes.write_text(NOTES, encoding="utf-8")
+    (project / name).symlink_to(home if name == "out" else notes)
+    return project, home
+
+
+@pytest.mark.parametrize(("options", "name"), OUTPUTS)
+def test_an_output_linked_out_of_the_project_is_refused(tmp_path: Path, options: list[str],
+                                                        name: str) -> None:
+    project, home = _planted(tmp_path, name)
+    before = sorted(home.iterdir())
+    (project / "gold.yaml").write_text(GOLD, encoding="utf-8")
+    _pytest_project(project, "gold.yaml")
+    done = limited_run([*PYTEST, *options], project)
+    assert done.returncode == 4, done.stdout + done.stderr
+    target = project / options[-1] if options[-1] != "--rag-update-baseline" else project / name
+    assert f"pytest-rag: {target}: cannot write: links lead it to {home}" in done.stderr
+    assert "outside" in done.stderr and "Traceback" not in done.stdout + done.stderr
+    assert sorted(home.iterdir()) == before
+    assert all(path.read_text(encoding="utf-8") == NOTES for path in before)
+
+
+def test_an_output_link_inside_the_project_is_written_through(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    (project / "reports").mkdir(parents=True)
+    (project / "report.html").symlink_to(project / "reports" / "latest.html")
+    (project / "gold.yaml").write_text(GOLD, encoding="utf-8")
+    _pytest_project(project, "gold.yaml")
+    done = limited_run([*PYTEST, "--rag-html", "report.html"], project)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (project / "report.html").is_symlink()
+    assert (project / "reports" / "latest.html").read_text(encoding="utf-8").startswith(
+        "<!DOCTYPE html>")
+
+
+CONVERT_OUTPUTS = [
+    pytest.param("notes.yaml", "links lead it to {home}/notes.txt, outside {project}",
+                 id="linked-file"),
+    pytest.param("out/x.yaml", "links lead it to {home}/x.yaml, outside {project}",
+                 id="linked-folder"),
+    pytest.param("folder.yaml", "Is a directory", id="a-folder"),
+    pytest.param("/proc/x.yaml", "No such file or directory", id="proc"),
+]
+
+
+@pytest.mark.parametrize(("output", "problem"), CONVERT_OUTPUTS)
+def test_convert_refuses_an_output_it_cannot_or_must_not_write(tmp_path: Path, output: str,
+                                                               problem: str) -> None:
+    project, home = _planted(tmp_path, "out")
+    (home / "notes.txt").write_text(NOTES, encoding="utf-8")
+    (project / "notes.yaml").symlink_to(home / "notes.txt")
+    (project / "folder.yaml").mkdir()
+    (project / "qrels.txt").write_text("q1 0 d1 1\n", encoding="utf-8")
+    before = {path: path.read_text(encoding="utf-8") for path in home.iterdir()}
+    done = limited_run([sys.executable, "-m", "pytest_rag", "convert", "trec", "--qrels",
+                        "qrels.txt", "-o", output], project)
+    assert done.returncode == 2, done.stderr
+    message = problem.format(home=home.resolve(), project=project.resolve())
+    assert done.stderr.startswith(f"pytest-rag: error: {output}: cannot write: {message}")
+    assert {path: path.read_text(encoding="utf-8") for path in home.iterdir()} == before

@@ -298,12 +298,13 @@ class Baseline:
     def to_json(self) -> dict[str, Any]:
         return {"format": BASELINE_FORMAT, "version": BASELINE_VERSION, "tests": self.tests}
 
-    def save(self, path: Path) -> None:
+    def save(self, path: Path, *, root: Path | None = None) -> None:
         """Write atomically (:func:`pytest_rag.atomic.write_atomically`): a temporary file
-        beside ``path``, fsync, then rename; a symlink is written through."""
+        beside ``path``, fsync, then rename; a symlink is written through when it stays
+        inside ``root`` (the run's root; the current folder when ``None``)."""
         text = json.dumps(self.to_json(), indent=2, sort_keys=True, ensure_ascii=False,
                           allow_nan=False) + "\n"
-        write_atomically(path, text.encode("utf-8"))
+        write_atomically(path, text.encode("utf-8"), root=Path.cwd() if root is None else root)
 
 
 @dataclass(frozen=True)

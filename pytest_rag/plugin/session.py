@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ..atomic import exclusive, write_atomically
+from ..atomic import exclusive, output_target, write_atomically
 from ..escaping import terminal_text
 from ..formatting import number_text
 
@@ -73,6 +73,20 @@ def _check_record(comparison: Comparison) -> CheckRecord | None:
                        comparison.passed)
 
 
+def _check_outputs(options: RagOptions, root: Path) -> None:
+    """A usage error before any test runs for an output that links lead out of the
+    project (checked again when written: :func:`~pytest_rag.atomic.output_target`)."""
+    written = [options.report_json, options.report_md, options.report_html]
+    if options.update or options.prune:
+        written.append(options.baseline_path)
+    for path in written:
+        if path is not None:
+            try:
+                output_target(path, root)
+            except OSError as error:
+                raise pytest.UsageError(f"pytest-rag: {path}: cannot write: {error}") from None
+
+
 class RagSession:
     """Per-run state of the plugin (registered as a pytest plugin object)."""
 
@@ -83,6 +97,7 @@ class RagSession:
         self.specs = specs
         self.datasets: dict[tuple[Path, Path | None], Dataset] = {}
         self.baseline: Baseline | None = None
+        _check_outputs(options, config.rootpath)
         if options.compare or options.update or options.prune:
             # Updating creates a missing file, also at a path given with --rag-baseline=PATH.
             self.baseline = self._load_baseline(required=options.compare and not options.update)
@@ -433,22 +448,23 @@ class RagSession:
             if path is None:
                 continue
             try:
+                output_target(path, self.config.rootpath)  # before a folder is made
                 path.parent.mkdir(parents=True, exist_ok=True)
-                write(path, scorecard)
+                write(path, scorecard, self.config.rootpath)
                 self.notes.append(f"wrote {path}")
             except OSError as error:
                 self.notes.append(f"could not write {path}: {error.strerror or error}")
                 session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
         self.config.hook.pytest_rag_scorecard(config=self.config, scorecard=self.scorecard)
 
-    def _write_html_report(self, path: Path, scorecard: Scorecard) -> None:
+    def _write_html_report(self, path: Path, scorecard: Scorecard, root: Path) -> None:
         from ..reports.html import render_html
 
         details = {(record.nodeid, record.stage): record.details
                    for record in self.records if record.details}
         baseline = self.baseline if self.options.compare else None
         text = render_html(scorecard, details, baseline=baseline, specs=self.specs)
-        write_atomically(path, text.encode("utf-8"))
+        write_atomically(path, text.encode("utf-8"), root=root)
 
     def _scorecard_wanted(self) -> bool:
         """Whether anything was recorded, or a report or a hook wants even an empty scorecard."""
@@ -478,7 +494,7 @@ class RagSession:
         # its own changes to the file as it is now, so both survive.
         with contextlib.ExitStack() as held:
             try:
-                held.enter_context(exclusive(options.baseline_path))
+                held.enter_context(exclusive(options.baseline_path, root=self.config.rootpath))
             except OSError as error:  # the folder cannot be made or opened
                 self._not_written(session, error)
                 return
@@ -542,7 +558,7 @@ class RagSession:
             self.notes.append(f"baseline {options.baseline_path} unchanged")
             return
         try:
-            updated.save(options.baseline_path)
+            updated.save(options.baseline_path, root=self.config.rootpath)
         except OSError as error:
             self._not_written(session, error)
             return
@@ -572,17 +588,18 @@ class RagSession:
             terminalreporter.write_line(f"pytest-rag: {note}")
 
 
-def _write_json_report(path: Path, scorecard: Scorecard) -> None:
+def _write_json_report(path: Path, scorecard: Scorecard, root: Path) -> None:
     import json
 
     text = json.dumps(scorecard.to_json(), indent=2, sort_keys=True, allow_nan=False)
-    write_atomically(path, (text + "\n").encode("utf-8"))
+    write_atomically(path, (text + "\n").encode("utf-8"), root=root)
 
 
-def _append_markdown_report(path: Path, scorecard: Scorecard) -> None:
+def _append_markdown_report(path: Path, scorecard: Scorecard, root: Path) -> None:
     """Append, as a CI step summary expects (a new or empty file is simply written); what
     the file held stays, whatever happens to the append, and a device such as
     ``/dev/stdout`` works, so this one is not replaced atomically."""
+    output_target(path, root)
     with path.open("a", encoding="utf-8") as stream:
         stream.write(scorecard.markdown() + "\n")
 

@@ -73,8 +73,9 @@ def write_dataset(data: dict[str, Any], path: Path) -> None:
     Raises
     ------
     DatasetError
-        When ``data`` breaks a rule of the format (named in the output file), or
-        ``path`` has another extension.
+        When ``data`` breaks a rule of the format (named in the output file),
+        ``path`` has another extension, or cannot be written (a folder, a link
+        out of the current folder: :func:`~pytest_rag.atomic.output_target`).
     """
     import json
 
@@ -90,4 +91,7 @@ def write_dataset(data: dict[str, Any], path: Path) -> None:
         import yaml
 
         text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
-    write_atomically(path, text.encode("utf-8"))
+    try:
+        write_atomically(path, text.encode("utf-8"), root=Path.cwd())
+    except OSError as error:  # a folder, a link out of the current folder, /proc, a full disk
+        raise DatasetError(str(path), "", f"cannot write: {error.strerror or error}") from None
