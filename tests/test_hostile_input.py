@@ -209,3 +209,56 @@ def test_convert_refuses_an_output_it_cannot_or_must_not_write(tmp_path: Path, o
     message = problem.format(home=home.resolve(), project=project.resolve())
     assert done.stderr.startswith(f"pytest-rag: error: {output}: cannot write: {message}")
     assert {path: path.read_text(encoding="utf-8") for path in home.iterdir()} == before
+
+
+# -- a BEIR folder's files never lead out of it ("path:" documents' rule) ------------------
+
+BEIR = {"corpus.jsonl": '{"_id": "d1", "text": "inside"}\n',
+        "queries.jsonl": '{"_id": "q1", "text": "what?"}\n',
+        "qrels/test.tsv": "query-id\tcorpus-id\tscore\nq1\td1\t1\n"}
+SECRET = "SECRET line that is not JSON {\n"
+#: The file (or folder) of the BEIR folder that is a link to the user's files.
+BEIR_LINKS = [pytest.param("corpus.jsonl", id="corpus"),
+              pytest.param("queries.jsonl", id="queries"),
+              pytest.param("qrels/test.tsv", id="qrels-file"),
+              pytest.param("qrels", id="qrels-folder")]
+
+
+def _beir_with_link(tmp_path: Path, linked: str) -> tuple[Path, Path]:
+    """A project with a BEIR folder ``beir`` whose ``linked`` leads to ``home``; both."""
+    project, home = tmp_path / "project", tmp_path / "home"
+    folder = project / "beir"
+    for name, text in BEIR.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (home / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text, encoding="utf-8")
+        (home / name).write_text(SECRET, encoding="utf-8")
+    if linked == "qrels":
+        for child in (folder / "qrels").iterdir():
+            child.unlink()
+        (folder / "qrels").rmdir()
+    else:
+        (folder / linked).unlink()
+    (folder / linked).symlink_to(home / linked)
+    return project, home
+
+
+@pytest.mark.parametrize("linked", BEIR_LINKS)
+def test_a_beir_file_linked_out_of_its_folder_is_refused(tmp_path: Path, linked: str) -> None:
+    project, home = _beir_with_link(tmp_path, linked)
+    shown = "qrels/test.tsv" if linked == "qrels" else linked
+    expected = (f"beir/{shown}: links lead it outside the dataset's folder "
+                f"'{(project / 'beir').resolve()}', to '{(home / shown).resolve()}'")
+    for command in (["validate", "beir"], ["convert", "beir", "beir", "-o", "out.yaml"]):
+        done = limited_run([sys.executable, "-m", "pytest_rag", *command], project)
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.startswith(f"pytest-rag: error: {expected}"), done.stderr
+        assert "SECRET" not in done.stdout + done.stderr
+        assert not (project / "out.yaml").exists()
+    _pytest_project(project, "beir")
+    done = limited_run(PYTEST, project)
+    assert done.returncode == 1 and f"pytest-rag: {project}/{expected}" in done.stdout, done.stdout
+    assert "SECRET" not in done.stdout + done.stderr and "Traceback" not in done.stdout
+    done = limited_run([sys.executable, "-m", "pytest_rag", "validate", "beir",
+                        "--allow-outside-paths"], project)
+    assert "links lead" not in done.stderr  # allowed: read (the file's own errors, if any)

@@ -156,7 +156,7 @@ def load_dataset(path: str | os.PathLike[str], *, run: str | os.PathLike[str] | 
     # full collections walk all of them (a quarter of decoding a large run).
     with collector_paused():
         raw = (_decode(file, read_dataset_text(file)) if kind == "format"
-               else read_source(file, split=split))
+               else read_source(file, split=split, allow_outside_paths=allow_outside_paths))
         dataset = parse_dataset(raw, source=source,
                                 base_dir=file if kind == "beir" else file.parent,
                                 allow_outside_paths=allow_outside_paths)

@@ -53,12 +53,14 @@ def source_kind(path: Path) -> str | None:
     return None
 
 
-def read_source(path: Path, *, split: str = "test") -> dict[str, Any]:
+def read_source(path: Path, *, split: str = "test",
+                allow_outside_paths: bool = False) -> dict[str, Any]:
     """FORMAT v1 data of a BEIR folder, a ragas file or TREC qrels (not of a
-    ``.json``/``.yaml`` dataset file, which :func:`~pytest_rag.load_dataset` reads)."""
+    ``.json``/``.yaml`` dataset file, which :func:`~pytest_rag.load_dataset` reads);
+    a BEIR folder's files must not be links out of it, unless ``allow_outside_paths``."""
     kind = source_kind(path)
     if kind == "beir":
-        return beir_dataset(path, split=split)
+        return beir_dataset(path, split=split, allow_outside_paths=allow_outside_paths)
     if kind == "ragas":
         return ragas_dataset(path)
     if kind == "trec":
