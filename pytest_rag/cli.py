@@ -17,6 +17,7 @@ from .compare.argtypes import (
     latency_tolerance, non_negative, non_negative_int, positive_int, significance_level,
 )
 from .errors import DatasetError
+from .escaping import terminal_lines
 from .registry import STAGES
 
 __all__ = ["main", "run"]
@@ -27,6 +28,20 @@ EXIT_BAD_INPUT = 2
 #: The shell's status of a process ended by SIGINT (Ctrl-C) and by SIGPIPE (a closed pipe).
 EXIT_INTERRUPTED = 130
 EXIT_CLOSED_PIPE = 141
+
+
+class _Escaped:
+    """A text stream whose writes pass :func:`~pytest_rag.escaping.terminal_lines`: control
+    and bidirectional characters of ids become visible escapes; line breaks stay."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        return self.stream.write(terminal_lines(text))
+
+    def flush(self) -> None:
+        self.stream.flush()
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -135,7 +150,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _evaluate(args: argparse.Namespace, out: TextIO) -> int:
+def _evaluate(args: argparse.Namespace, out: _Escaped) -> int:
     from .dataset.loading import load_dataset
     from .formatting import settings_text
     from .reports.tables import measured, report_table, reports_json
@@ -161,7 +176,7 @@ def _evaluate(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
-def _metrics(args: argparse.Namespace, out: TextIO) -> int:
+def _metrics(args: argparse.Namespace, out: _Escaped) -> int:
     from .reports.tables import registry_rows, registry_table
 
     if args.format == "json":
@@ -176,7 +191,7 @@ def _metrics(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
-def _diff(args: argparse.Namespace, out: TextIO) -> int:
+def _diff(args: argparse.Namespace, out: _Escaped) -> int:
     from pathlib import Path
 
     from .compare.diff import diff_files, load_scores
@@ -197,7 +212,7 @@ def _diff(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_REGRESSION if any(row.failed for row in rows) else EXIT_OK
 
 
-def _convert(args: argparse.Namespace, out: TextIO) -> int:
+def _convert(args: argparse.Namespace, out: _Escaped) -> int:
     from pathlib import Path
 
     from .dataset.sources import beir_dataset, ragas_dataset, trec_dataset, write_dataset
@@ -223,7 +238,7 @@ def _counts(documents: int, chunks: int, queries: int, run: int) -> str:
     return f"{documents} documents, {chunks} chunks, {queries} queries, {run} run entries"
 
 
-def _validate(args: argparse.Namespace, out: TextIO) -> int:
+def _validate(args: argparse.Namespace, out: _Escaped) -> int:
     from .dataset.loading import load_dataset
     from .stages.evaluate import evaluate_dataset
 
@@ -244,8 +259,9 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
     and its reports), for a caller that ends the process without freeing them
     (:func:`run`).
     """
-    stdout = out if out is not None else sys.stdout
-    stderr = err if err is not None else sys.stderr
+    raw_out = out if out is not None else sys.stdout
+    # Every line printed goes through the one escaping rule (ids in tables and messages).
+    stdout, stderr = _Escaped(raw_out), _Escaped(err if err is not None else sys.stderr)
     parser = _parser()
     try:
         args = parser.parse_args(argv)
@@ -261,7 +277,7 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
         stdout.flush()  # a closed pipe shows here, not at interpreter exit
         return status
     except BrokenPipeError:
-        _silence(stdout)
+        _silence(raw_out)
         return EXIT_CLOSED_PIPE
     except KeyboardInterrupt:
         stderr.write("pytest-rag: interrupted\n")

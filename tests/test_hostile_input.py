@@ -11,7 +11,10 @@ naming the file and the place, and no traceback.
 
 from __future__ import annotations
 
+import html.parser
+import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -262,3 +265,111 @@ def test_a_beir_file_linked_out_of_its_folder_is_refused(tmp_path: Path, linked:
     done = limited_run([sys.executable, "-m", "pytest_rag", "validate", "beir",
                         "--allow-outside-paths"], project)
     assert "links lead" not in done.stderr  # allowed: read (the file's own errors, if any)
+
+
+# -- no raw control character on the terminal (README "## Reliability") ------------------
+
+HOSTILE_ID = "q\x1b[2J\x07\u202e\x9b1"
+#: What a terminal must never receive: C0 (but the line break), DEL, C1, bidi controls.
+RAW = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def _no_raw_controls(done: subprocess.CompletedProcess[str]) -> None:
+    assert not RAW.findall(done.stdout + done.stderr), done.stdout + done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+
+
+def _hostile_baseline(value: float, query_value: float) -> str:
+    entry = {"gold": {"queries": {HOSTILE_ID: "0" * 16}},
+             "metrics": {"recall_at_k": {"value": value, "direction": "higher",
+                                         "tolerance": 0.01, "relative": False}},
+             "per_query": {"recall_at_k": {HOSTILE_ID: query_value}}}
+    return json.dumps({"format": "pytest-rag-baseline", "version": 1,
+                       "tests": {f"t.py::test[{HOSTILE_ID}]": {"retrieval": entry}}},
+                      ensure_ascii=False)
+
+
+def test_hostile_ids_reach_no_terminal_raw_from_diff(tmp_path: Path) -> None:
+    (tmp_path / "old.json").write_text(_hostile_baseline(1.0, 1.0), encoding="utf-8")
+    (tmp_path / "new.json").write_text(_hostile_baseline(0.0, 0.0), encoding="utf-8")
+    done = limited_run([sys.executable, "-m", "pytest_rag", "diff", "old.json", "new.json"],
+                       tmp_path)
+    assert done.returncode == 1, done.stderr  # a regression
+    assert "t.py::test[q\\x1b[2J\\x07\\u202e\\x9b1] [retrieval]" in done.stdout
+    _no_raw_controls(done)
+
+
+HOSTILE_GOLD = json.dumps({"queries": [{"id": HOSTILE_ID, "relevant": {"a": 1}}],
+                           "run": {HOSTILE_ID: {"retrieved_ids": ["a"]}}}, ensure_ascii=False)
+
+
+def test_hostile_ids_reach_no_terminal_raw_from_pytest(tmp_path: Path) -> None:
+    (tmp_path / "gold.json").write_text(HOSTILE_GOLD, encoding="utf-8")
+    _pytest_project(tmp_path, "gold.json")
+    done = limited_run([*PYTEST, "--rag-update-baseline"], tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    baseline = json.loads((tmp_path / "rag-baseline.json").read_text(encoding="utf-8"))
+    # A test that no longer exists (an end-of-run note) and edited gold (the gold-change line).
+    baseline["tests"][f"gone.py::test[{HOSTILE_ID}]"] = baseline["tests"]["test_rag.py::test_it"]
+    for entry in baseline["tests"].values():
+        entry["retrieval"]["gold"]["queries"][HOSTILE_ID] = "0" * 16
+    (tmp_path / "rag-baseline.json").write_text(json.dumps(baseline), encoding="utf-8")
+    done = limited_run([*PYTEST, "--rag-baseline"], tmp_path)
+    assert "1 query edited (q\\x1b[2J\\x07\\u202e\\x9b1)" in done.stdout
+    assert "gone.py::test[q\\x1b[2J\\x07\\u202e\\x9b1]" in done.stdout
+    _no_raw_controls(done)
+
+
+def test_hostile_ids_reach_no_terminal_raw_from_the_loader(tmp_path: Path) -> None:
+    (tmp_path / "rows.csv").write_text(f"{HOSTILE_ID},x\n1,2\n", encoding="utf-8")
+    (tmp_path / "beir" / "qrels").mkdir(parents=True)
+    (tmp_path / "beir" / "qrels" / f"{HOSTILE_ID}.tsv").write_text("", encoding="utf-8")
+    for name in ("rows.csv", "beir"):
+        done = limited_run([sys.executable, "-m", "pytest_rag", "validate", name], tmp_path)
+        assert done.returncode == 2 and "'q\\x1b[2J\\x07\\u202e\\x9b1'" in done.stderr
+        _no_raw_controls(done)
+        _pytest_project(tmp_path, name)
+        done = limited_run(PYTEST, tmp_path)
+        assert done.returncode == 1 and "'q\\x1b[2J\\x07\\u202e\\x9b1'" in done.stdout
+        _no_raw_controls(done)
+
+
+class _Isolation(html.parser.HTMLParser):
+    """The text of an HTML page that holds a bidirectional control outside ``<bdi>`` and
+    ``<code>`` (both isolated from the text direction around them)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.open: list[str] = []
+        self.exposed: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: object) -> None:
+        if tag not in ("br", "meta", "link", "img", "input", "hr"):
+            self.open.append(tag)
+
+    def handle_endtag(self, tag: str) -> None:
+        while self.open and self.open.pop() != tag:
+            pass
+
+    def handle_data(self, data: str) -> None:
+        if "\u202e" in data and not {"bdi", "code", "style", "script"} & set(self.open):
+            self.exposed.append(f"{'/'.join(self.open)}: {data[:80]!r}")
+
+
+def test_hostile_ids_are_isolated_in_the_html_report(tmp_path: Path) -> None:
+    chunk = "c\u202eevil"
+    gold = {"documents": [{"id": "d", "text": "abc"}],
+            "chunks": [{"id": chunk, "doc_id": "d", "start": 0, "end": 1},
+                       {"id": "b", "doc_id": "d", "start": 1, "end": 2}],
+            "queries": [{"id": HOSTILE_ID, "question": "why?", "relevant": {chunk: 1, "b": 1}}],
+            "run": {HOSTILE_ID: {"retrieved_ids": [chunk], "context_ids": [chunk],
+                                 "answer": "x", "cited_ids": [chunk]}}}
+    (tmp_path / "gold.json").write_text(json.dumps(gold, ensure_ascii=False), encoding="utf-8")
+    _pytest_project(tmp_path, "gold.json")
+    done = limited_run([*PYTEST, "--rag-html", "report.html"], tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert page.count(chunk) >= 3  # the ranked list, the context list, the gold grades
+    check = _Isolation()
+    check.feed(page)
+    assert check.exposed == []

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..escaping import shown_id
 from ..registry import MetricSpec, need_alternatives
 from .records import StageRecord
 
@@ -81,7 +82,7 @@ class GoldChange:
 
 
 def _ids(ids: tuple[str, ...]) -> str:
-    shown = ", ".join(ids[:SHOWN_IDS])
+    shown = ", ".join(map(shown_id, ids[:SHOWN_IDS]))
     return shown + (f", +{len(ids) - SHOWN_IDS} more" if len(ids) > SHOWN_IDS else "")
 
 

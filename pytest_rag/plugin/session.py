@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ..atomic import exclusive, output_target, write_atomically
-from ..escaping import terminal_text
+from ..escaping import terminal_lines, terminal_text
 from ..formatting import number_text
 
 # The rest is imported where it is used: pytest_configure creates the session
@@ -124,7 +124,7 @@ class RagSession:
         try:
             return Baseline.load(path)
         except BaselineError as error:
-            raise pytest.UsageError(f"pytest-rag: {error}") from None
+            raise pytest.UsageError(terminal_lines(f"pytest-rag: {error}")) from None
 
     def dataset_at(self, path: Path, run: Path | None = None) -> Dataset:
         """Load a dataset (with a run file) once per session per paths; errors fail the
@@ -139,7 +139,7 @@ class RagSession:
                 self.datasets[key] = load_dataset(
                     path, run=run, allow_outside_paths=self.options.allow_outside_paths)
             except DatasetError as error:
-                message = f"pytest-rag: {error}"
+                message = terminal_lines(f"pytest-rag: {error}")
             else:
                 return self.datasets[key]
             # Outside the except clause, so the report shows no chained DatasetError.
@@ -321,11 +321,12 @@ class RagSession:
             lost = self._lost_stage_lines(item.nodeid, set())
             if lost and report.passed:  # recorded nothing this time: every gate is gone
                 report.outcome = "failed"
-                report.longrepr = "\n".join(_message(lost, [], self.options.baseline_path.name))
+                report.longrepr = "\n".join(map(terminal_text, _message(
+                    lost, [], self.options.baseline_path.name)))
             return report
         message_lines, payload = self._finish_item(item, state)
         if message_lines:
-            message = "\n".join(message_lines)
+            message = "\n".join(map(terminal_text, message_lines))
             if report.passed:
                 report.outcome = "failed"
                 report.longrepr = message
@@ -575,7 +576,7 @@ class RagSession:
             full = self.options.scorecard == "full" or self.config.get_verbosity() > 0
             terminalreporter.write_sep("=", "RAG scorecard")
             for line in scorecard.lines(full=full):
-                terminalreporter.write_line(line)
+                terminalreporter.write_line(terminal_text(line))
             counts = scorecard.counts()
             improved = counts.get("improved", 0)
             worse = counts.get("REGRESSED", 0) + counts.get("LOST", 0) + counts.get("FAIL", 0)
@@ -584,8 +585,8 @@ class RagSession:
                 terminalreporter.write_line(  # within 80 columns, like the scorecard
                     f"{improved} metric{'s' if improved != 1 else ''} improved: the baseline "
                     "can be tightened (--rag-update-baseline)")
-        for note in self.notes:
-            terminalreporter.write_line(f"pytest-rag: {note}")
+        for note in self.notes:  # ids of tests and queries in it: escaped like every line
+            terminalreporter.write_line(terminal_text(f"pytest-rag: {note}"))
 
 
 def _write_json_report(path: Path, scorecard: Scorecard, root: Path) -> None:

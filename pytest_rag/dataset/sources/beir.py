@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import DatasetError
+from ...escaping import quoted
 from .lines import json_lines, numbered_lines
 
 __all__ = ["beir_dataset"]
@@ -76,7 +77,7 @@ def beir_dataset(folder: Path, *, split: str = "test",
     ``allow_outside_paths``."""
     qrels_file = _inside(folder, folder / "qrels" / f"{split}.tsv", allow_outside_paths)
     if not qrels_file.is_file():
-        found = sorted(p.stem for p in (folder / "qrels").glob("*.tsv"))
+        found = sorted(quoted(p.stem) for p in (folder / "qrels").glob("*.tsv"))
         raise DatasetError(str(folder), "", f"no qrels/{split}.tsv (a BEIR folder holds "
                            f"corpus.jsonl, queries.jsonl and qrels/<split>.tsv); splits found: "
                            f"{', '.join(found) or 'none'}")

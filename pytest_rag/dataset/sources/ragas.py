@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import DatasetError
+from ...escaping import quoted
 from .lines import json_lines, read_dataset_text
 
 __all__ = ["context_id", "ragas_dataset"]
@@ -91,7 +92,7 @@ def ragas_dataset(path: Path) -> dict[str, Any]:
         row = {ALIASES.get(key, key): value for key, value in raw.items()}
         if not any(column in row for column in COLUMNS):
             raise DatasetError(str(path), place, f"no ragas column ({', '.join(COLUMNS)}); "
-                                                 f"found: {', '.join(map(str, raw))[:120]}")
+                                                 f"found: {', '.join(map(quoted, raw))}")
         query_id = _text(path, place, "id", row.get("id")) or f"row-{index}"
         if query_id in run:
             raise DatasetError(str(path), place, f"duplicate id {query_id!r}")
