@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import html.parser
 import json
+import math
 import os
 import re
 import subprocess
@@ -373,3 +374,87 @@ def test_hostile_ids_are_isolated_in_the_html_report(tmp_path: Path) -> None:
     check = _Isolation()
     check.feed(page)
     assert check.exposed == []
+
+
+# -- no traceback where a clear error is promised -------------------------------------------
+
+RAGAS_HEADER = "user_input,retrieved_contexts\n"
+#: ragas CSV cells: a long context is read; a cell that is no list of strings is refused.
+RAGAS_CELLS = [
+    pytest.param('q,"[""' + "x" * 140_000 + '""]"\n', None, id="cell-over-131072"),
+    pytest.param('q,"{[1]: 2}"\n', "got '{[1]: 2}'", id="unhashable-literal"),
+    pytest.param('q,"' + "[" * 100_000 + "]" * 100_000 + '"\n',
+                 "got '[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[…(199,940 characters left out)…"
+                 "]]]]]]]]]]]]]]]]]]]]'", id="deep-list"),
+    pytest.param('q,"' + "[" * 500 + "]" * 500 + '"\n', "got a list at [0]", id="nested-list"),
+]
+
+
+@pytest.mark.parametrize(("row", "problem"), RAGAS_CELLS)
+def test_ragas_cells_give_a_result_or_a_clear_error(tmp_path: Path, row: str,
+                                                     problem: str | None) -> None:
+    (tmp_path / "rows.csv").write_text(RAGAS_HEADER + row, encoding="utf-8")
+    done = limited_run([sys.executable, "-m", "pytest_rag", "validate", "rows.csv"], tmp_path)
+    _pytest_project(tmp_path, "rows.csv")
+    run = limited_run(PYTEST, tmp_path)
+    _no_raw_controls(done)
+    _no_raw_controls(run)
+    if problem is None:
+        assert done.returncode == 0 and run.returncode == 0, done.stderr + run.stdout
+        return
+    message = f"rows.csv: row 1 (line 2): retrieved_contexts: expected a list of strings, {problem}"
+    assert (done.returncode, done.stderr) == (2, f"pytest-rag: error: {message}\n")
+    assert run.returncode == 1 and f"pytest-rag: {tmp_path}/{message}" in run.stdout
+
+
+def test_diff_reads_a_null_gold_as_no_gold(tmp_path: Path) -> None:
+    entry = {"metrics": {"recall_at_k": 0.5}, "gold": {"queries": {"q1": "0" * 16}}}
+    for name, gold in (("old.json", entry["gold"]), ("new.json", None)):
+        (tmp_path / name).write_text(json.dumps({"format": "pytest-rag-baseline", "version": 1,
+                                                 "tests": {"t.py::test": {"retrieval": {
+                                                     **entry, "gold": gold}}}}),
+                                     encoding="utf-8")
+    for old, new in (("old.json", "new.json"), ("new.json", "old.json")):
+        done = limited_run([sys.executable, "-m", "pytest_rag", "diff", old, new], tmp_path)
+        assert (done.returncode, done.stdout) == (0, "no differences; 0 regressed, 0 improved\n")
+        _no_raw_controls(done)
+
+
+def _recorded_project(tmp_path: Path) -> dict[str, object]:
+    """A project with a recorded baseline, then its run changed; the baseline's JSON."""
+    (tmp_path / "gold.yaml").write_text(GOLD, encoding="utf-8")
+    _pytest_project(tmp_path, "gold.yaml")
+    assert limited_run([*PYTEST, "--rag-update-baseline"], tmp_path).returncode == 0
+    (tmp_path / "gold.yaml").write_text(GOLD.replace("[a]", "[b, a]"), encoding="utf-8")
+    return dict(json.loads((tmp_path / "rag-baseline.json").read_text(encoding="utf-8")))
+
+
+@pytest.mark.parametrize("where", ["settings", "gold"])
+def test_nan_in_another_entry_is_refused_not_a_crash(tmp_path: Path, where: str) -> None:
+    baseline = _recorded_project(tmp_path)
+    tests = baseline["tests"]
+    assert isinstance(tests, dict)
+    other = json.loads(json.dumps(tests["test_rag.py::test_it"]))
+    other["retrieval"][where] = {"k": math.nan}
+    tests["other.py::test"] = other
+    text = json.dumps(baseline)
+    (tmp_path / "rag-baseline.json").write_text(text, encoding="utf-8")
+    done = limited_run([*PYTEST, "--rag-update-baseline"], tmp_path)
+    assert done.returncode == 4, done.stdout + done.stderr
+    assert (f"baseline file '{tmp_path}/rag-baseline.json': tests['other.py::test']"
+            f"['retrieval'].{where}.k: nan is not a JSON number") in done.stderr
+    assert (tmp_path / "rag-baseline.json").read_text(encoding="utf-8") == text
+    _no_raw_controls(done)
+
+
+def test_a_baseline_the_reader_would_refuse_is_not_written(tmp_path: Path) -> None:
+    before = json.dumps(_recorded_project(tmp_path))
+    (tmp_path / "pytest.ini").write_text("[pytest]\nrag_dataset = gold.yaml\n"
+                                         "rag_tolerance = 1e301\n", encoding="utf-8")
+    done = limited_run([*PYTEST, "--rag-update-baseline"], tmp_path)
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "not written: baseline to write" in done.stdout and "got 1e+301" in done.stdout
+    assert json.loads((tmp_path / "rag-baseline.json").read_text()) == json.loads(before)
+    done = limited_run([*PYTEST, "--rag-baseline"], tmp_path)  # the file still reads
+    assert done.returncode == 0, done.stdout + done.stderr  # (within a 1e301 tolerance)
+    _no_raw_controls(done)

@@ -90,6 +90,20 @@ def _check_gold(gold: object, place: str, bad: Callable[[str, str], BaselineErro
         raise bad(f"{place}.documents", f"expected a fingerprint string, got {_short(documents)}")
 
 
+def _check_finite(value: object, place: str, bad: Callable[[str, str], BaselineError]) -> None:
+    """No NaN or infinity anywhere in ``value`` (JSON has none; the writer could not
+    write the file back)."""
+    stack: list[tuple[str, object]] = [(place, value)]
+    while stack:
+        where, item = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            raise bad(where, f"{item!r} is not a JSON number (NaN and infinity are not)")
+        if isinstance(item, dict):
+            stack.extend((f"{where}.{key}", child) for key, child in item.items())
+        elif isinstance(item, list):
+            stack.extend((f"{where}[{i}]", child) for i, child in enumerate(item))
+
+
 def _check_writable(record: StageRecord) -> None:
     """Raise :class:`BaselineError` for a value of ``record`` the reader would refuse."""
     per_query = ((f"{key}[{query!r}]", value) for key, values in record.per_query.items()
@@ -215,6 +229,7 @@ class Baseline:
                         if not _number_or_null(value):
                             raise bad(f"{place}.per_query.{key}[{query!r}]",
                                       _not_representable(value))
+                _check_finite(entry, place, bad)  # settings, gold and the rest
         return cls(tests)
 
     def entry(self, nodeid: str, stage: str) -> Mapping[str, Any] | None:
@@ -301,10 +316,26 @@ class Baseline:
     def save(self, path: Path, *, root: Path | None = None) -> None:
         """Write atomically (:func:`pytest_rag.atomic.write_atomically`): a temporary file
         beside ``path``, fsync, then rename; a symlink is written through when it stays
-        inside ``root`` (the run's root; the current folder when ``None``)."""
+        inside ``root`` (the run's root; the current folder when ``None``).
+
+        Raises
+        ------
+        BaselineError
+            When the reader would refuse the file (checked before writing: nothing is
+            written then).
+        OSError
+            When it cannot be written.
+        """
         text = json.dumps(self.to_json(), indent=2, sort_keys=True, ensure_ascii=False,
                           allow_nan=False) + "\n"
-        write_atomically(path, text.encode("utf-8"), root=Path.cwd() if root is None else root)
+        # Never write what the reader refuses (a stored tolerance of 1e301, a file over
+        # its size limit): every later run would stop on it.
+        data = text.encode("utf-8")
+        if len(data) > MAX_FILE_BYTES:
+            raise BaselineError(f"it would be {len(data)} bytes, over the {MAX_FILE_BYTES}-byte "
+                                "limit of the reader")
+        Baseline.from_json(json.loads(text), str(path), kind="baseline to write")
+        write_atomically(path, data, root=Path.cwd() if root is None else root)
 
 
 @dataclass(frozen=True)

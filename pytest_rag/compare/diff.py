@@ -72,7 +72,7 @@ def _records(scores: Baseline) -> list[StageRecord]:
         for stage, entry in stages.items():
             values = {key: (metric.get("value") if isinstance(metric, Mapping) else metric)
                       for key, metric in entry["metrics"].items()}
-            gold = entry.get("gold", {})
+            gold = entry.get("gold") or {}  # null: no gold fingerprints, as the reader takes it
             records.append(StageRecord(nodeid, stage, values, entry.get("per_query", {}),
                                        entry.get("settings", {}), gold=gold.get("queries", {}),
                                        documents=gold.get("documents")))

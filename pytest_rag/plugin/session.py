@@ -563,6 +563,10 @@ class RagSession:
         except OSError as error:
             self._not_written(session, error)
             return
+        except BaselineError as error:  # the reader would refuse it: nothing written
+            self.notes.append(f"baseline {options.baseline_path} not written: {error}")
+            session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+            return
         stages = len(records) if options.update else 0
         self.notes.append(f"baseline written to {options.baseline_path} "
                           f"({stages} stage report{'s' if stages != 1 else ''} updated)")

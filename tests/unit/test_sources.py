@@ -160,7 +160,7 @@ def test_a_beir_folder_without_the_split_names_the_splits(tmp_path: Path) -> Non
     status, _, err = cli("convert", "beir", str(tmp_path), "-o", str(tmp_path / "g.yaml"))
     assert status == 2
     assert err == (f"pytest-rag: error: {tmp_path}: no qrels/test.tsv (a BEIR folder holds "
-                   "corpus.jsonl, queries.jsonl and qrels/<split>.tsv); splits found: dev\n")
+                   "corpus.jsonl, queries.jsonl and qrels/<split>.tsv); splits found: 'dev'\n")
 
 
 # -- ragas --------------------------------------------------------------------------------
@@ -221,7 +221,7 @@ def test_ragas_old_column_names_are_read(tmp_path: Path) -> None:
     ({"user_input": "q", "retrieved_contexts": ["ok", ""]},
      "line 1: retrieved_contexts: an empty context"),
     ({"name": "q"}, "line 1: no ragas column (user_input, retrieved_contexts, "
-                    "reference_contexts, response, reference); found: name"),
+                    "reference_contexts, response, reference); found: 'name'"),
 ])
 def test_malformed_ragas_rows_are_located(tmp_path: Path, row: dict[str, Any],
                                           message: str) -> None:
