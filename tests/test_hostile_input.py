@@ -458,3 +458,63 @@ def test_a_baseline_the_reader_would_refuse_is_not_written(tmp_path: Path) -> No
     done = limited_run([*PYTEST, "--rag-baseline"], tmp_path)  # the file still reads
     assert done.returncode == 0, done.stdout + done.stderr  # (within a 1e301 tolerance)
     _no_raw_controls(done)
+
+
+# -- reading other tools' files as they are written ------------------------------------------
+
+#: Valid JSON Lines with raw line separators inside strings (legal JSON): read, not split.
+SEPARATORS = [pytest.param("\u2028", id="U+2028"), pytest.param("\u2029", id="U+2029"),
+              pytest.param("\u0085", id="U+0085")]
+
+
+@pytest.mark.parametrize("separator", SEPARATORS)
+def test_json_lines_with_raw_separators_in_strings_are_read(tmp_path: Path,
+                                                            separator: str) -> None:
+    rows = [{"user_input": f"why{separator}now?", "retrieved_contexts": [f"a{separator}b"],
+             "reference_contexts": [f"a{separator}b"], "response": "x", "reference": "x"}]
+    (tmp_path / "rows.jsonl").write_text(
+        "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
+    (tmp_path / "beir" / "qrels").mkdir(parents=True)
+    for name, record in (("corpus.jsonl", {"_id": "d1", "text": f"x{separator}y"}),
+                         ("queries.jsonl", {"_id": "q1", "text": f"why{separator}?"})):
+        (tmp_path / "beir" / name).write_text(json.dumps(record, ensure_ascii=False) + "\n",
+                                              encoding="utf-8")
+    (tmp_path / "beir" / "qrels" / "test.tsv").write_text("q1\td1\t1\n", encoding="utf-8")
+    for name in ("rows.jsonl", "beir"):
+        done = limited_run([sys.executable, "-m", "pytest_rag", "validate", name], tmp_path)
+        assert done.returncode == 0 and "1 queries" in done.stdout, done.stderr
+        _pytest_project(tmp_path, name)
+        run = limited_run(PYTEST, tmp_path)
+        assert run.returncode == 0, run.stdout + run.stderr
+
+
+#: TREC numbers trec_eval would not read as written (it reads ASCII digits only).
+TREC_NUMBERS = [
+    pytest.param("q.qrels", "1 0 d \uff11\n", "relevance '\uff11'", id="full-width-grade"),
+    pytest.param("q.qrels", "1 0 d \u0663\n", "relevance '\u0663'", id="arabic-indic-grade"),
+    pytest.param("q.qrels", "1 0 d 1_0\n", "relevance '1_0'", id="underscore-grade"),
+    pytest.param("run.txt", "1 Q0 d 1 1_0 x\n", "score '1_0'", id="underscore-score"),
+    pytest.param("run.txt", "1 Q0 d 1 \uff11 x\n", "score '\uff11'", id="full-width-score"),
+]
+
+
+@pytest.mark.parametrize(("name", "line", "what"), TREC_NUMBERS)
+def test_trec_numbers_are_read_as_trec_eval_reads_them(tmp_path: Path, name: str, line: str,
+                                                       what: str) -> None:
+    qrels = "# judged\n1 0 d 1\n" if name == "run.txt" else f"# judged\n{line}"
+    (tmp_path / "q.qrels").write_text(qrels, encoding="utf-8")
+    (tmp_path / "run.txt").write_text(f"# a run\n{line}" if name == "run.txt" else "",
+                                      encoding="utf-8")
+    args = ["validate", "q.qrels"] + (["--run", "run.txt"] if name == "run.txt" else [])
+    done = limited_run([sys.executable, "-m", "pytest_rag", *args], tmp_path)
+    number = "whole number" if what.startswith("relevance") else "finite number"
+    message = f"{name}: line 2: {what} is not a {number} in ASCII digits"
+    assert (done.returncode, done.stderr) == (2, f"pytest-rag: error: {message}\n")
+    run = "\nrag_run = run.txt" if name == "run.txt" else ""
+    (tmp_path / "pytest.ini").write_text(f"[pytest]\nrag_dataset = q.qrels{run}\n",
+                                         encoding="utf-8")
+    (tmp_path / "test_rag.py").write_text("def test_it(rag):\n    rag.evaluate()\n",
+                                          encoding="utf-8")
+    done = limited_run(PYTEST, tmp_path)
+    assert done.returncode == 1 and f"pytest-rag: {tmp_path}/{message}" in done.stdout, (
+        done.stdout)

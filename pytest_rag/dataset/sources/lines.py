@@ -11,7 +11,7 @@ from ...errors import DatasetError
 from ..bounded_read import UNREADABLE, FileTooLarge, read_text
 from ..parser import MEMORY_PER_BYTE, dataset_kind, dataset_limit
 
-__all__ = ["json_lines", "numbered_lines", "read_dataset_text"]
+__all__ = ["ASCII_SPACE", "json_lines", "numbered_lines", "read_dataset_text"]
 
 
 def read_dataset_text(path: Path) -> str:
@@ -39,11 +39,20 @@ def read_dataset_text(path: Path) -> str:
         raise DatasetError(source, "", f"cannot read: {error.strerror or error}") from None
 
 
+#: The whitespace of C's ``isspace`` (trec_eval's field separators) but the line break.
+ASCII_SPACE = " \t\r\v\f"
+
+
 def numbered_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """``(line number from 1, line without its end)`` of every line that is not blank."""
-    for number, line in enumerate(read_dataset_text(path).splitlines(), start=1):
-        if line.strip():
-            yield number, line
+    """``(line number from 1, line without its end)`` of every line that is not blank.
+
+    Lines end at ``\\n`` (a ``\\r`` before it is dropped) and nowhere else: U+2028,
+    U+2029 and U+0085 are characters of a JSON string, not line breaks, in JSON
+    Lines as in TREC files.
+    """
+    for number, line in enumerate(read_dataset_text(path).split("\n"), start=1):
+        if line.strip(ASCII_SPACE):
+            yield number, line.removesuffix("\r")
 
 
 def json_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
