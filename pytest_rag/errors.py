@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from .escaping import SHOWN_CHARACTERS, clipped, quoted
+
 __all__ = ["DatasetError", "did_you_mean", "unknown_names"]
+
+
+#: The longest place and problem a message shows (values in them are also cut on their own
+#: by :func:`~pytest_rag.escaping.quoted`, to 200 characters).
+PLACE_CHARACTERS = 300
+PROBLEM_CHARACTERS = 1_000
 
 
 class DatasetError(ValueError):
@@ -20,15 +28,19 @@ class DatasetError(ValueError):
     source:
         The file, or ``"<arguments>"`` for keyword arguments of ``evaluate``.
     place:
-        The location inside the source (``queries[3].relevant``), or ``""``.
+        The location inside the source (``queries[3].relevant``), or ``""``; cut to
+        :data:`PLACE_CHARACTERS` (the count of the rest said).
     problem:
-        What is wrong there.
+        What is wrong there; cut to :data:`PROBLEM_CHARACTERS` the same way.
     """
 
     def __init__(self, source: str, place: str, problem: str) -> None:
+        # A multi-megabyte id quoted anywhere in it keeps the message readable: each part
+        # is cut, with the count of what was left out (escaping.clipped).
         self.source = source
-        self.place = place
-        self.problem = problem
+        self.place = clipped(place, PLACE_CHARACTERS)
+        self.problem = clipped(problem, PROBLEM_CHARACTERS)
+        place, problem = self.place, self.problem
         where = f"{source}: {place}" if place else source
         super().__init__(f"{where}: {problem}")
 
@@ -41,12 +53,14 @@ def did_you_mean(name: str, choices: Iterable[str]) -> str:
     """
     import difflib  # only when a message is made
 
+    if len(name) > SHOWN_CHARACTERS:  # no id is that long: no near match worth the time
+        return ""
     hint = difflib.get_close_matches(name, list(choices), n=1)
-    return f" (did you mean {hint[0]!r}?)" if hint else ""
+    return f" (did you mean {quoted(hint[0])}?)" if hint else ""
 
 
 def unknown_names(names: Iterable[str], choices: Iterable[str]) -> str:
     """The unknown ``names`` for a message, each with its closest choice:
     ``'retreived_ids' (did you mean 'retrieved_ids'?), 'x'``."""
     known = list(choices)
-    return ", ".join(f"{name!r}{did_you_mean(name, known)}" for name in names)
+    return ", ".join(f"{quoted(name)}{did_you_mean(name, known)}" for name in names)

@@ -518,3 +518,35 @@ def test_trec_numbers_are_read_as_trec_eval_reads_them(tmp_path: Path, name: str
     done = limited_run(PYTEST, tmp_path)
     assert done.returncode == 1 and f"pytest-rag: {tmp_path}/{message}" in done.stdout, (
         done.stdout)
+
+
+# -- every message stays readable -------------------------------------------------------
+
+LONG_ID = "q" * 4_000_000
+
+
+def test_a_multi_megabyte_id_is_cut_in_loader_errors(tmp_path: Path) -> None:
+    gold = {"queries": [{"id": LONG_ID, "relevant": {"a": 1}}] * 2}
+    (tmp_path / "gold.json").write_text(json.dumps(gold), encoding="utf-8")
+    done = limited_run([sys.executable, "-m", "pytest_rag", "validate", "gold.json"], tmp_path)
+    assert done.returncode == 2 and len(done.stderr) < 2_000, done.stderr[:300]
+    assert "characters left out)" in done.stderr and "queries[1].id: duplicate" in done.stderr
+    _pytest_project(tmp_path, "gold.json")
+    done = limited_run([*PYTEST, "--junitxml=junit.xml"], tmp_path)
+    assert done.returncode == 1 and len(done.stdout) < 5_000, done.stdout[:300]
+    assert (tmp_path / "junit.xml").stat().st_size < 10_000
+
+
+def test_a_multi_megabyte_id_is_cut_in_failure_text(tmp_path: Path) -> None:
+    good = {"queries": [{"id": LONG_ID, "relevant": {"a": 1}}],
+            "run": {LONG_ID: {"retrieved_ids": ["a"]}}}
+    (tmp_path / "gold.json").write_text(json.dumps(good), encoding="utf-8")
+    _pytest_project(tmp_path, "gold.json")
+    assert limited_run([*PYTEST, "--rag-update-baseline"], tmp_path).returncode == 0
+    good["run"] = {LONG_ID: {"retrieved_ids": ["b"]}}
+    (tmp_path / "gold.json").write_text(json.dumps(good), encoding="utf-8")
+    done = limited_run([*PYTEST, "--rag-baseline", "--junitxml=junit.xml"], tmp_path)
+    assert done.returncode == 1, done.stdout[-2_000:]
+    assert "queries worse in" in done.stdout and "characters left out)" in done.stdout
+    assert len(done.stdout) < 20_000
+    assert (tmp_path / "junit.xml").stat().st_size < 30_000

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ..atomic import exclusive, output_target, write_atomically
-from ..escaping import terminal_lines, terminal_text
+from ..escaping import shown_id, terminal_lines, terminal_text
 from ..formatting import number_text
 
 # The rest is imported where it is used: pytest_configure creates the session
@@ -303,7 +303,7 @@ class RagSession:
                 lines.append(f"  {diff.key} is no longer measured: "
                              f"{record.missing.get(diff.key, 'not measured')}")
             if diff.worse_queries:
-                shown = ", ".join(f"{terminal_text(q)} {_fmt(a)} -> {_fmt(b)}"
+                shown = ", ".join(f"{shown_id(q)} {_fmt(a)} -> {_fmt(b)}"
                                   for q, a, b in diff.worse_queries[:5])
                 more = (f" (+{len(diff.worse_queries) - 5} more)"
                         if len(diff.worse_queries) > 5 else "")
