@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
 from collections.abc import Collection, Generator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -73,9 +74,15 @@ def _check_record(comparison: Comparison) -> CheckRecord | None:
                        comparison.passed)
 
 
-def _check_outputs(options: RagOptions, root: Path) -> None:
-    """A usage error before any test runs for an output that links lead out of the
-    project (checked again when written: :func:`~pytest_rag.atomic.output_target`)."""
+def _check_paths(options: RagOptions, root: Path) -> None:
+    """A usage error before any test runs for a configured dataset or run file that does
+    not exist (one error, not one per test), and for an output that links lead out of
+    the project (checked again when written: :func:`~pytest_rag.atomic.output_target`)."""
+    for path, what in ((options.dataset_path, "--rag-dataset / ini rag_dataset"),
+                       (options.run_path, "--rag-run / ini rag_run")):
+        if path is not None and not os.path.exists(path):
+            raise pytest.UsageError(terminal_lines(f"pytest-rag: {path}: file not found "
+                                                   f"({what})"))
     written = [options.report_json, options.report_md, options.report_html]
     if options.update or options.prune:
         written.append(options.baseline_path)
@@ -97,7 +104,7 @@ class RagSession:
         self.specs = specs
         self.datasets: dict[tuple[Path, Path | None], Dataset] = {}
         self.baseline: Baseline | None = None
-        _check_outputs(options, config.rootpath)
+        _check_paths(options, config.rootpath)
         if options.compare or options.update or options.prune:
             # Updating creates a missing file, also at a path given with --rag-baseline=PATH.
             self.baseline = self._load_baseline(required=options.compare and not options.update)

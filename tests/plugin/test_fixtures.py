@@ -163,10 +163,16 @@ def test_evaluate(rag):
     result.stdout.no_fnmatch_line("*Traceback*")
 
 
-def test_missing_dataset_file_fails_the_tests_that_use_it(rag_pytester: pytest.Pytester) -> None:
-    result = rag_pytester.runpytest("-p", "no:cacheprovider", "--rag-dataset", "nope.yaml")
-    result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([f"pytest-rag: {rag_pytester.path / 'nope.yaml'}: file not found"])
+def test_a_missing_dataset_file_is_one_usage_error(rag_pytester: pytest.Pytester) -> None:
+    rag_pytester.makepyfile(test_more="def test_b(rag):\n    rag.retrieval()\n\n\n"
+                                      "def test_c(rag_dataset):\n    pass\n")
+    for option in ("--rag-dataset", "--rag-run"):
+        result = rag_pytester.runpytest("-p", "no:cacheprovider", option, "nope.yaml")
+        assert result.ret == pytest.ExitCode.USAGE_ERROR
+        assert "failed" not in result.stdout.str()  # no test ran: not one failure per test
+        name = option.removeprefix("--").replace("-", "_")
+        result.stderr.fnmatch_lines([f"ERROR: pytest-rag: {rag_pytester.path / 'nope.yaml'}: "
+                                     f"file not found ({option} / ini {name})"])
 
 
 def test_rag_without_dataset_takes_inputs_only(pytester: pytest.Pytester) -> None:
