@@ -23,7 +23,7 @@ from typing import Any, Final, NoReturn, SupportsInt, cast
 
 from ..errors import DatasetError, did_you_mean
 from ..registry import REGISTRY, STAGES
-from ..text.locate import locate
+from ..text.locate import locate, nearest_text
 from .bounded_read import UNREADABLE, NotARegularFile, read_text
 from .columns import QUERY_FIELDS, plain_queries, plain_run
 from .frameworks import FrameworkReader
@@ -531,7 +531,9 @@ class Parser:
                     if span is None:
                         self.fail(f"{where}.text", f"{_show(text)} not found in document "
                                                    f"{doc_id!r} at or after character "
-                                                   f"{search_from.get(doc_id, 0)}")
+                                                   f"{search_from.get(doc_id, 0)}" + nearest_text(
+                                                       self.documents[doc_id].text, text,
+                                                       search_from.get(doc_id, 0)))
                 elif raw.get("text") is not None:
                     self.string(raw["text"], f"{where}.text")
                 metadata = raw.get("metadata")
@@ -693,7 +695,8 @@ class Parser:
                                                 "give 'start' and 'end'")
                 offsets = locate(self.documents[doc_id].text, quote, 0)
                 if offsets is None:
-                    self.fail(f"{where}.quote", f"{_show(quote)} not found in document {doc_id!r}")
+                    self.fail(f"{where}.quote", f"{_show(quote)} not found in document {doc_id!r}"
+                              + nearest_text(self.documents[doc_id].text, quote))
             spans[EvidenceSpan(doc_id, offsets[0], offsets[1])] = None
         return tuple(spans)
 

@@ -192,7 +192,9 @@ CASES = [
                                     "exactly one document; there are 2 documents)"),
     (("chunks", 0, "metadata"), "x", "chunks[0].metadata: expected a mapping, got a string 'x'"),
     (("expected_chunks", 1, "text"), "warranty",
-     "expected_chunks[1].text: 'warranty' not found in document 'b' at or after character 0"),
+     "expected_chunks[1].text: 'warranty' not found in document 'b' at or after character 0; "
+     "its last 7 characters are at character 1 of the document, which has 'W' before them "
+     "where the quote has 'w'"),
     (("expected_chunks", 0, "end"), 99,
      "expected_chunks[0].end: 99 is past the end of document 'a' (75 characters)"),
     (("expected_metadata",), [], "expected_metadata: expected a mapping, got a list []"),
@@ -258,7 +260,9 @@ CASES = [
     (("queries", 0, "expected_evidence", 0, "start"), DROP,
      "queries[0].expected_evidence[0]: give both 'start' and 'end', or neither"),
     (("queries", 0, "expected_evidence", 1, "quote"), "within 31 days",
-     "queries[0].expected_evidence[1].quote: 'within 31 days' not found in document 'a'"),
+     "queries[0].expected_evidence[1].quote: 'within 31 days' not found in document 'a'; its "
+     "first 8 characters are at character 21 of the document, which goes on '0 days of "
+     "purchase.\\nShipping t' where the quote has '1 days'"),
     (("queries", 0, "expected_evidence", 1, "quote"), 5,
      "queries[0].expected_evidence[1].quote: expected a string, got a number 5"),
     (("queries", 0, "expected_evidence", 1, "quote"), "",
@@ -390,7 +394,9 @@ def test_chunk_text_search_start_is_named_in_the_error() -> None:
     data = {"documents": [{"id": "d", "text": "alpha beta alpha"}],
             "chunks": [{"id": "c0", "start": 6, "end": 10}, {"id": "c1", "text": "alpha beta"}]}
     assert error_of(data) == ("gold.yaml: chunks[1].text: 'alpha beta' not found in document "
-                              "'d' at or after character 6")
+                              "'d' at or after character 6; it is at character 0, before the "
+                              "search start (chunks given by text are located in order, each "
+                              "after the one before)")
 
 
 def test_long_values_are_shortened_in_messages() -> None:
