@@ -21,7 +21,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from error_cases import BASELINE_CASES, DATASET_CASES, GOOD_BASELINE, DatasetCase, write_baseline
+from error_cases import (
+    BASELINE_CASES,
+    DATASET_CASES,
+    GOOD_BASELINE,
+    DatasetCase,
+    write_baseline,
+)
 
 resource = pytest.importorskip("resource", reason="address-space limits need POSIX resource")
 
@@ -534,7 +540,8 @@ def test_a_multi_megabyte_id_is_cut_in_loader_errors(tmp_path: Path) -> None:
     (tmp_path / "gold.json").write_text(json.dumps(gold), encoding="utf-8")
     done = limited_run([sys.executable, "-m", "pytest_rag", "validate", "gold.json"], tmp_path)
     assert done.returncode == 2 and len(done.stderr) < 2_000, done.stderr[:300]
-    assert "characters left out)" in done.stderr and "queries[1].id: duplicate" in done.stderr
+    assert "characters left out)" in done.stderr and "queries[1].id (query 'qqq" in done.stderr
+    assert "line 1): duplicate query id" in done.stderr
     _pytest_project(tmp_path, "gold.json")
     done = limited_run([*PYTEST, "--junitxml=junit.xml"], tmp_path)
     assert done.returncode == 1 and len(done.stdout) < 5_000, done.stdout[:300]

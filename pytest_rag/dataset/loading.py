@@ -157,9 +157,16 @@ def load_dataset(path: str | os.PathLike[str], *, run: str | os.PathLike[str] | 
     with collector_paused():
         raw = (_decode(file, read_dataset_text(file)) if kind == "format"
                else read_source(file, split=split, allow_outside_paths=allow_outside_paths))
-        dataset = parse_dataset(raw, source=source,
-                                base_dir=file if kind == "beir" else file.parent,
-                                allow_outside_paths=allow_outside_paths)
+        try:
+            dataset = parse_dataset(raw, source=source,
+                                    base_dir=file if kind == "beir" else file.parent,
+                                    allow_outside_paths=allow_outside_paths)
+        except DatasetError as error:
+            if kind != "format" or error.source != source:
+                raise
+            from .places import located  # the text again, only now: the line and the id
+
+            raise located(error, raw, read_dataset_text(file)) from None
         return dataset if run is None else with_run(dataset, Path(run))
 
 

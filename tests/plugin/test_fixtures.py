@@ -191,8 +191,10 @@ def test_inputs(rag):
 
 @pytest.mark.parametrize(("text", "message"), [
     ("queries:\n  - {id: q1, relevnt: [a]}\n",
-     "*gold.yaml: queries[[]0[]].relevnt: unknown key (did you mean 'relevant'?)"),
-    ("queries:\n  - {id: q1}\n  - {id: q1}\n", "*gold.yaml: queries[[]1[]].id: *q1*"),
+     "*gold.yaml: queries[[]0[]].relevnt (query 'q1', line 2): unknown key "
+     "(did you mean 'relevant'?)"),
+    ("queries:\n  - {id: q1}\n  - {id: q1}\n",
+     "*gold.yaml: queries[[]1[]].id (query 'q1', line 3): *q1*"),
 ])
 def test_bad_dataset_fails_with_the_loader_message_and_no_traceback(
         rag_pytester: pytest.Pytester, text: str, message: str) -> None:
@@ -412,8 +414,8 @@ def test_document(rag_dataset):
     pytester.makefile(".ini", pytest="[pytest]\nrag_dataset = data/gold.yaml\n")
     result = pytester.runpytest("-p", "no:cacheprovider")
     result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(["pytest-rag: *gold.yaml: documents[[]0[]].path: '../doc.md' is "
-                                 "outside the dataset's folder*"])
+    result.stdout.fnmatch_lines(["pytest-rag: *gold.yaml: documents[[]0[]].path (document 'd', "
+                                 "line 2): '../doc.md' is outside the dataset's folder*"])
     pytester.makefile(".ini", pytest="[pytest]\nrag_dataset = data/gold.yaml\n"
                                      "rag_allow_outside_paths = true\n")
     pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)

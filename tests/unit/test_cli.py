@@ -78,8 +78,8 @@ def test_bad_input_exits_2_with_the_place_and_no_traceback(tmp_path: Path) -> No
     status, out, err = run_cli("evaluate", str(path))
     assert status == 2
     assert out == ""
-    assert err == (f"pytest-rag: error: {path}: queries[0].expected_evidnce: unknown key "
-                   "(did you mean 'expected_evidence'?)\n")
+    assert err == (f"pytest-rag: error: {path}: queries[0].expected_evidnce (query 'q1', "
+                   "line 1): unknown key (did you mean 'expected_evidence'?)\n")
 
 
 def test_missing_file_exits_2(tmp_path: Path) -> None:

@@ -507,9 +507,11 @@ def test_json_nan_and_infinity_are_refused_where_numbers_must_be_finite(tmp_path
     path.write_text('{"vectors": {"chunks": {"c": [0.5, NaN]}}}')
     assert load_error(path) == f"{path}: vectors.chunks.c[1]: must be a finite number, got nan"
     path.write_text('{"queries": [{"id": "q"}], "run": {"q": {"latency_ms": Infinity}}}')
-    assert load_error(path) == f"{path}: run.q.latency_ms: must be a finite number, got inf"
+    assert load_error(path) == (f"{path}: run.q.latency_ms (line 1): must be a finite "
+                                "number, got inf")
     path.write_text('{"queries": [{"id": "q"}], "run": {"q": {"cost_usd": -Infinity}}}')
-    assert load_error(path) == f"{path}: run.q.cost_usd: must be a finite number, got -inf"
+    assert load_error(path) == (f"{path}: run.q.cost_usd (line 1): must be a finite "
+                                "number, got -inf")
 
 
 def test_deeply_nested_json_is_an_error_not_a_crash(tmp_path: Path) -> None:
@@ -539,26 +541,29 @@ def test_yaml_integer_too_long_to_convert_is_an_error(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("text", "message"), [
-    ("queries:\n  - id: 123\n", "queries[0].id: expected a string, got a number 123"),
-    ("queries:\n  - id: 2024-01-01\n", "queries[0].id: expected a string, got a date 2024-01-01"),
+    ("queries:\n  - id: 123\n", "queries[0].id (line 2): expected a string, got a number 123"),
+    ("queries:\n  - id: 2024-01-01\n",
+     "queries[0].id (line 2): expected a string, got a date 2024-01-01"),
     ("queries:\n  - id: 2024-01-01 10:30:00\n",
-     "queries[0].id: expected a string, got a date and time 2024-01-01T10:30:00"),
-    ("queries:\n  - id: yes\n", "queries[0].id: expected a string, got a boolean True"),
-    ("queries:\n  - id: ~\n", "queries[0]: missing required key 'id'"),
-    ("documents:\n  - id: 1.5\n    text: x\n", "documents[0].id: expected a string, got a number 1.5"),
+     "queries[0].id (line 2): expected a string, got a date and time 2024-01-01T10:30:00"),
+    ("queries:\n  - id: yes\n", "queries[0].id (line 2): expected a string, got a boolean True"),
+    ("queries:\n  - id: ~\n", "queries[0] (line 2): missing required key 'id'"),
+    ("documents:\n  - id: 1.5\n    text: x\n", "documents[0].id (line 2): expected a string, "
+     "got a number 1.5"),
     ("vectors:\n  chunks:\n    c: [0.5, .nan]\n", "vectors.chunks.c[1]: must be a finite number, got nan"),
     ("vectors:\n  chunks:\n    c: [.inf]\n", "vectors.chunks.c[0]: must be a finite number, got inf"),
     ("queries: [{id: q}]\nrun:\n  q: {latency_ms: -.inf}\n",
-     "run.q.latency_ms: must be a finite number, got -inf"),
+     "run.q.latency_ms (line 3): must be a finite number, got -inf"),
     ("queries: [{id: q}]\nrun:\n  q: {cost_usd: .NaN}\n",
-     "run.q.cost_usd: must be a finite number, got nan"),
+     "run.q.cost_usd (line 3): must be a finite number, got nan"),
     ("queries: [{id: q}]\nrun:\n  q: {retrieval_latency_ms: -1}\n",
-     "run.q.retrieval_latency_ms: must be >= 0, got -1"),
-    ("queries: [{id: q}]\nrun:\n  123: {}\n", "run: keys must be strings, got a number 123"),
+     "run.q.retrieval_latency_ms (line 3): must be >= 0, got -1"),
+    ("queries: [{id: q}]\nrun:\n  123: {}\n",
+     "run (line 3): keys must be strings, got a number 123"),
     ("queries: [{id: q}]\nrun:\n  q:\n    retrieved_ids: !!set {a, b}\n",
-     "run.q.retrieved_ids: expected a list, got a set "),
+     "run.q.retrieved_ids (line 4): expected a list, got a set "),
     ("documents:\n  - id: d\n    text: !!binary aGVsbG8=\n",
-     "documents[0].text: expected a string, got a bytes b'hello'"),
+     "documents[0].text (document 'd', line 3): expected a string, got a bytes b'hello'"),
     ("format: pytest-rag/v2\n", "format: expected 'pytest-rag/v1', got a string 'pytest-rag/v2'"),
     ("- id: q1\n", "expected a mapping, got a list [{'id': 'q1'}]"),
 ])
@@ -670,28 +675,32 @@ def write_gold(folder: Path, document_path: str, name: str = "gold.yaml") -> Pat
 def test_path_document_missing(tmp_path: Path) -> None:
     gold = write_gold(tmp_path, "docs/none.md")
     looked = tmp_path.resolve() / "docs" / "none.md"
-    assert load_error(gold) == (f"{gold}: documents[0].path: document file 'docs/none.md' not "
+    assert load_error(gold) == (f"{gold}: documents[0].path (document 'd', line 1): document file "
+                                f"'docs/none.md' not "
                                 f"found (looked at {str(looked)!r})")
 
 
 def test_path_document_must_be_utf8(tmp_path: Path) -> None:
     (tmp_path / "latin1.md").write_bytes("caf\xe9".encode("latin-1"))
     gold = write_gold(tmp_path, "latin1.md")
-    assert load_error(gold) == (f"{gold}: documents[0].path: document file 'latin1.md' is not "
+    assert load_error(gold) == (f"{gold}: documents[0].path (document 'd', line 1): document file "
+                                f"'latin1.md' is not "
                                 "UTF-8 text (unexpected end of data at byte 3)")
 
 
 def test_path_document_is_a_directory(tmp_path: Path) -> None:
     (tmp_path / "docs").mkdir()
     gold = write_gold(tmp_path, "docs")
-    assert load_error(gold) == (f"{gold}: documents[0].path: document file 'docs' is a directory "
+    assert load_error(gold) == (f"{gold}: documents[0].path (document 'd', line 1): document file "
+                                f"'docs' is a directory "
                                 f"({str(tmp_path.resolve() / 'docs')!r})")
 
 
 @pytest.mark.parametrize("name", ["", "a\0b"])
 def test_path_document_name_must_be_a_file_name(tmp_path: Path, name: str) -> None:
     gold = write_gold(tmp_path, name)
-    assert load_error(gold) == f"{gold}: documents[0].path: {name!r} is not a file name"
+    assert load_error(gold) == (f"{gold}: documents[0].path (document 'd', line 1): "
+                                f"{name!r} is not a file name")
 
 
 def test_path_outside_the_dataset_folder_is_refused(tmp_path: Path) -> None:
@@ -699,7 +708,8 @@ def test_path_outside_the_dataset_folder_is_refused(tmp_path: Path) -> None:
     gold = write_gold(tmp_path / "data", "../secret.txt")
     root = (tmp_path / "data").resolve()
     assert load_error(gold) == (
-        f"{gold}: documents[0].path: '../secret.txt' is outside the dataset's folder "
+        f"{gold}: documents[0].path (document 'd', line 1): '../secret.txt' is outside the "
+        f"dataset's folder "
         f"{str(root)!r} (allow it with allow_outside_paths=True, --allow-outside-paths on the "
         "command line, or the ini option rag_allow_outside_paths)")
     assert load_dataset(gold, allow_outside_paths=True).documents[0].text == "outside"
