@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import itertools
+import os
 from collections.abc import Iterable
+from pathlib import Path
 
 from .escaping import SHOWN_CHARACTERS, clipped, quoted
 
-__all__ = ["DatasetError", "did_you_mean", "unknown_names"]
+__all__ = ["DatasetError", "did_you_mean", "similar_file", "unknown_names"]
 
 
 #: The longest place and problem a message shows (values in them are also cut on their own
 #: by :func:`~pytest_rag.escaping.quoted`, to 200 characters).
 PLACE_CHARACTERS = 300
+#: Beyond this many names, "did you mean" is not looked for.
+MAX_CHOICES = 10_000
 PROBLEM_CHARACTERS = 1_000
 
 
@@ -45,18 +50,45 @@ class DatasetError(ValueError):
         super().__init__(f"{where}: {problem}")
 
 
+def _closest(name: str, choices: Iterable[str]) -> str | None:
+    """The choice closest to ``name`` (difflib's ratio of at least 0.6), or ``None``; not
+    looked for beyond :data:`MAX_CHOICES` choices or for a name longer than an id."""
+    import difflib  # only when a message is made
+
+    if len(name) > SHOWN_CHARACTERS:  # no id is that long: no near match worth the time
+        return None
+    known = list(itertools.islice(choices, MAX_CHOICES + 1))
+    if len(known) > MAX_CHOICES:  # a hint is not worth seconds of comparing
+        return None
+    hint = difflib.get_close_matches(name, known, n=1)
+    return hint[0] if hint else None
+
+
 def did_you_mean(name: str, choices: Iterable[str]) -> str:
     """`` (did you mean 'x'?)`` for the choice closest to ``name``, or ``""``.
 
     >>> did_you_mean("retreived_ids", ["reranked_ids", "retrieved_ids"])
     " (did you mean 'retrieved_ids'?)"
     """
-    import difflib  # only when a message is made
+    hint = _closest(name, choices)
+    return "" if hint is None else f" (did you mean {quoted(hint)}?)"
 
-    if len(name) > SHOWN_CHARACTERS:  # no id is that long: no near match worth the time
+
+def similar_file(path: Path, written: str) -> str:
+    """`` (did you mean 'docs/intro.md'?)`` for a missing file ``path`` (written by the user
+    as ``written``): the closest name in its folder, written the user's way; or ``""``."""
+    try:
+        names = [entry.name for entry in itertools.islice(os.scandir(path.parent),
+                                                          MAX_CHOICES + 1)]
+    except (OSError, ValueError):  # no such folder, or not one: nothing to suggest
         return ""
-    hint = difflib.get_close_matches(name, list(choices), n=1)
-    return f" (did you mean {quoted(hint[0])}?)" if hint else ""
+    hint = _closest(path.name, names)
+    if hint is not None and _closest(Path(path.name).stem, [Path(hint).stem]) is None:
+        hint = None  # alike only in the extension ('nope.yaml', 'gold.yaml'): no hint
+    try:
+        return "" if hint is None else f" (did you mean {quoted(str(Path(written).with_name(hint)))}?)"
+    except ValueError:  # written with no file name ('.'): nothing to put the hint in
+        return ""
 
 
 def unknown_names(names: Iterable[str], choices: Iterable[str]) -> str:

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ..errors import DatasetError
+from ..errors import DatasetError, similar_file
 from ..text.locate import line_column
 from .gc_pause import collector_paused
 from .json_text import big_integer_place, lone_surrogate_place
@@ -143,7 +143,7 @@ def load_dataset(path: str | os.PathLike[str], *, run: str | os.PathLike[str] | 
     try:
         file.stat()
     except (FileNotFoundError, NotADirectoryError):
-        raise DatasetError(source, "", "file not found") from None
+        raise DatasetError(source, "", "file not found" + similar_file(file, source)) from None
     except (OSError, ValueError) as error:
         raise DatasetError(source, "", f"cannot read: {getattr(error, 'strerror', None) or error}"
                            ) from None

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, NoReturn, SupportsInt, cast
 
-from ..errors import DatasetError, did_you_mean
+from ..errors import DatasetError, did_you_mean, similar_file
 from ..registry import REGISTRY, STAGES
 from ..text.locate import locate, nearest_text
 from .bounded_read import UNREADABLE, NotARegularFile, read_text
@@ -455,7 +455,8 @@ class Parser:
         except UNREADABLE as error:
             self.fail(place, f"document file {name!r} {error}")
         except (FileNotFoundError, NotADirectoryError):
-            self.fail(place, f"document file {name!r} not found (looked at {str(path)!r})")
+            self.fail(place, f"document file {name!r} not found (looked at {str(path)!r})"
+                             f"{similar_file(path, name)}")
         except OSError as error:
             self.fail(place, f"cannot read document file {name!r}: {error.strerror or error}")
 
@@ -474,8 +475,9 @@ class Parser:
         if doc_id not in self.documents:
             known = ", ".join(map(repr, list(self.documents)[:5]))
             more = ", ..." if len(self.documents) > 5 else ""
-            self.fail(place, f"unknown document {doc_id!r} (known: {known}{more})"
-                      if self.documents else f"unknown document {doc_id!r} (there are no documents)")
+            self.fail(place, f"unknown document {doc_id!r}{did_you_mean(doc_id, self.documents)} "
+                             f"(known: {known}{more})" if self.documents
+                      else f"unknown document {doc_id!r} (there are no documents)")
         return doc_id
 
     def _offsets(self, raw: Mapping[str, Any], where: str, doc_id: str) -> tuple[int, int] | None:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ..atomic import exclusive, output_target, write_atomically
+from ..errors import similar_file
 from ..escaping import shown_id, terminal_lines, terminal_text
 from ..formatting import number_text
 
@@ -82,7 +83,7 @@ def _check_paths(options: RagOptions, root: Path) -> None:
                        (options.run_path, "--rag-run / ini rag_run")):
         if path is not None and not os.path.exists(path):
             raise pytest.UsageError(terminal_lines(f"pytest-rag: {path}: file not found "
-                                                   f"({what})"))
+                                                   f"({what}){similar_file(path, str(path))}"))
     written = [options.report_json, options.report_md, options.report_html]
     if options.update or options.prune:
         written.append(options.baseline_path)

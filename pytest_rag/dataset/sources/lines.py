@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ...errors import DatasetError
+from ...errors import DatasetError, similar_file
 from ..bounded_read import UNREADABLE, FileTooLarge, read_text
 from ..parser import MEMORY_PER_BYTE, dataset_kind, dataset_limit
 
@@ -27,7 +27,7 @@ def read_dataset_text(path: Path) -> str:
     try:
         return read_text(path, dataset_limit(path), bom=True)
     except (FileNotFoundError, NotADirectoryError):
-        raise DatasetError(source, "", "file not found") from None
+        raise DatasetError(source, "", "file not found" + similar_file(path, source)) from None
     except FileTooLarge as error:
         kind = dataset_kind(path)
         raise DatasetError(source, "", f"{error} for {kind} (each MiB takes about "
