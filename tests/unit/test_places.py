@@ -28,7 +28,8 @@ def test_a_json_error_names_the_query_and_the_line_of_the_innermost_place(
     lines = path.read_text(encoding="utf-8").splitlines()
     line = next(i for i, text in enumerate(lines, start=1) if '"fqa"' in text)
     assert _error(path) == (f"{path}: queries[2].expected_evidence[0].doc_id (query 'q3', "
-                            f"line {line}): unknown document 'fqa' (known: 'faq')")
+                            f"line {line}): unknown document 'fqa' (did you mean 'faq'?) "
+                            "(known: 'faq')")
 
 
 def test_a_yaml_error_names_the_document_and_its_line(tmp_path: Path) -> None:
