@@ -15,9 +15,9 @@ __all__ = ["DatasetError", "did_you_mean", "similar_file", "unknown_names"]
 #: The longest place and problem a message shows (values in them are also cut on their own
 #: by :func:`~pytest_rag.escaping.quoted`, to 200 characters).
 PLACE_CHARACTERS = 300
+PROBLEM_CHARACTERS = 1_000
 #: Beyond this many names, "did you mean" is not looked for.
 MAX_CHOICES = 10_000
-PROBLEM_CHARACTERS = 1_000
 
 
 class DatasetError(ValueError):
@@ -25,8 +25,9 @@ class DatasetError(ValueError):
 
     The message always names where the problem is: the file (or ``<arguments>``
     for data passed in Python) and the place inside it, e.g.
-    ``gold.yaml: queries[3].expected_evidence[0].end: 5120 is past the end of
-    document 'faq' (4096 characters)``.
+    ``gold.yaml: queries[3].expected_evidence[0].end (query 'q4', line 31): 5120 is
+    past the end of document 'faq' (4096 characters)`` (the id and the line are added
+    for a file: :mod:`pytest_rag.dataset.places`).
 
     Attributes
     ----------
