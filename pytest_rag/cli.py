@@ -11,11 +11,10 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from typing import NoReturn, TextIO
+from typing import Any, NoReturn, TextIO
 
-from .compare.argtypes import (
-    latency_tolerance, non_negative, non_negative_int, positive_int, significance_level,
-)
+from .compare.argtypes import latency_tolerance, non_negative, significance_level
+from .settings import SETTINGS, SettingError, parse_setting_text, setting
 from .errors import DatasetError
 from .escaping import terminal_lines
 from .registry import STAGES
@@ -65,30 +64,7 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--format", choices=("table", "json"), default="table",
                           help="table: one table per stage (default); json: one object "
                                "{stage: {key: value}} with null for not measured")
-    evaluate.add_argument("--k", type=positive_int, default=None,
-                          help="top K for retrieval, reranking and embedding "
-                               "(default: the file's params.k, else 5)")
-    evaluate.add_argument("--size-limits", type=non_negative_int, nargs=2, default=None,
-                          metavar=("MIN", "MAX"),
-                          help="chunk size limits in tokens (default: params.size_limits)")
-    evaluate.add_argument("--boundary-tolerance", type=non_negative_int, default=None,
-                          metavar="TOKENS", help="boundary tolerance in tokens "
-                                                 "(default: params.boundary_tolerance, else 0)")
-    evaluate.add_argument("--required-metadata", action="append", default=None, metavar="KEY",
-                          help="a metadata key every chunk must carry (repeatable; default: "
-                               "params.required_metadata)")
-    evaluate.add_argument("--max-context-tokens", type=non_negative_int, default=None,
-                          metavar="TOKENS",
-                          help="context budget in tokens (default: params.max_context_tokens)")
-    evaluate.add_argument("--abstain-phrase", dest="abstain_phrases", action="append",
-                          default=None, metavar="PHRASE",
-                          help="a phrase that marks an answer as an abstention (repeatable; "
-                               "default: params.abstain_phrases, else the built-in list)")
-    evaluate.add_argument("--relevance-from-evidence", action="store_true", default=None,
-                          help="grade chunks from expected_evidence for queries without "
-                               "relevant (default: params.relevance_from_evidence, else off)")
-    evaluate.add_argument("--allow-outside-paths", action="store_true",
-                          help="allow 'path:' documents outside the dataset's folder")
+    _add_settings(evaluate, "evaluate")
 
     metrics = commands.add_parser("metrics", help="list the metrics: key, direction, meaning, needs")
     metrics.add_argument("--stage", choices=STAGES, metavar="STAGE",
@@ -130,8 +106,7 @@ def _parser() -> argparse.ArgumentParser:
                       help="qrels: topic iteration docno relevance")
     trec.add_argument("--run", default=None, metavar="RUN",
                       help="run: topic Q0 docno rank score tag (ordered as trec_eval does)")
-    trec.add_argument("--relevance-level", type=positive_int, default=1, metavar="N",
-                      help="a document is relevant from this grade on (trec_eval -l; default 1)")
+    _add_settings(trec, "convert trec")
     beir = kinds.add_parser("beir", help="a BEIR folder: corpus.jsonl, queries.jsonl, qrels/")
     beir.add_argument("folder", metavar="DIR")
     beir.add_argument("--split", default="test", help="qrels/SPLIT.tsv (default: test)")
@@ -145,9 +120,46 @@ def _parser() -> argparse.ArgumentParser:
     validate.add_argument("file", metavar="FILE")
     validate.add_argument("--run", metavar="RUN", default=None,
                           help="a run file to check with it (see evaluate --run)")
-    validate.add_argument("--allow-outside-paths", action="store_true",
-                          help="allow 'path:' documents outside the dataset's folder")
+    _add_settings(validate, "validate")
     return parser
+
+
+class _SettingAction(argparse.Action):
+    """Stores a setting's value, checked by the one rule of :mod:`pytest_rag.settings`
+    (a repeatable list setting collects its values)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: str | Sequence[Any] | None, option_string: str | None = None) -> None:
+        words = [values] if isinstance(values, str) else [str(value) for value in values or ()]
+        if setting(self.dest).kind == "strings":
+            words = [*(getattr(namespace, self.dest, None) or ()), *words]
+        try:
+            value = parse_setting_text(self.dest, words)
+        except SettingError as error:
+            # argparse names the flag; an item of a pair is named by its metavar.
+            item = error.place.removeprefix(self.dest)
+            if item[:1] == "[" and isinstance(self.metavar, tuple):
+                item = self.metavar[int(item[1:-1])]
+            raise argparse.ArgumentError(
+                self, f"{item}: {error.problem}" if item else error.problem) from None
+        setattr(namespace, self.dest, value)
+
+
+def _add_settings(parser: argparse.ArgumentParser, command: str) -> None:
+    """The flags of the settings that ``command`` takes, from the settings table."""
+    for row in SETTINGS:
+        if command not in row.commands:
+            continue
+        # An evaluator setting left out is None: the file's params decide, then the default.
+        default = row.default if row.scope == "loader" else None
+        if row.kind == "flag":
+            parser.add_argument(row.cli_flag, dest=row.name, action="store_true",
+                                default=default, help=row.help_text)
+        else:
+            parser.add_argument(row.cli_flag, dest=row.name, action=_SettingAction,
+                                nargs=2 if row.kind == "pair" else None, default=default,
+                                metavar=row.metavar, help=row.help_text + (
+                                    " (repeatable)" if row.kind == "strings" else ""))
 
 
 def _evaluate(args: argparse.Namespace, out: _Escaped) -> int:
@@ -156,7 +168,8 @@ def _evaluate(args: argparse.Namespace, out: _Escaped) -> int:
     from .reports.tables import measured, report_table, reports_json
     from .stages.evaluate import evaluate_dataset, evaluator_settings
 
-    dataset = load_dataset(args.file, run=args.run, allow_outside_paths=args.allow_outside_paths)
+    dataset = load_dataset(args.file, run=args.run, allow_outside_paths=args.allow_outside_paths,
+                           relevance_level=args.relevance_level)
     chosen = {name: getattr(args, name) for name in evaluator_settings()
               if getattr(args, name, None) is not None}
     reports = evaluate_dataset(dataset, args.stage, **chosen)
@@ -242,7 +255,8 @@ def _validate(args: argparse.Namespace, out: _Escaped) -> int:
     from .dataset.loading import load_dataset
     from .stages.evaluate import evaluate_dataset
 
-    dataset = load_dataset(args.file, run=args.run, allow_outside_paths=args.allow_outside_paths)
+    dataset = load_dataset(args.file, run=args.run, allow_outside_paths=args.allow_outside_paths,
+                           relevance_level=args.relevance_level)
     # One validation path: what evaluate would refuse, validate refuses.
     args.keep.extend((dataset, evaluate_dataset(dataset)))
     out.write(f"{args.file}: valid pytest-rag/v1: " + _counts(

@@ -1,15 +1,21 @@
-"""The one exception type for bad input data, and the "did you mean" hint of its messages."""
+"""The one exception type for bad input data, and the parts of its messages: the "did you
+mean" hint and the short description of a value that arrived."""
 
 from __future__ import annotations
 
+import datetime
 import itertools
+import numbers
 import os
-from collections.abc import Iterable
+import reprlib
+import sys
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from .escaping import SHOWN_CHARACTERS, clipped, quoted
 
-__all__ = ["DatasetError", "did_you_mean", "similar_file", "unknown_names"]
+__all__ = ["DatasetError", "describe_value", "did_you_mean", "is_bool", "show_value",
+           "similar_file", "unknown_names"]
 
 
 #: The longest place and problem a message shows (values in them are also cut on their own
@@ -27,7 +33,7 @@ class DatasetError(ValueError):
     for data passed in Python) and the place inside it, e.g.
     ``gold.yaml: queries[3].expected_evidence[0].end (query 'q4', line 31): 5120 is
     past the end of document 'faq' (4096 characters)`` (the id and the line are added
-    for a file: :mod:`pytest_rag.dataset.places`).
+    for a file: :func:`pytest_rag.dataset.loading.located`).
 
     Attributes
     ----------
@@ -87,9 +93,10 @@ def similar_file(path: Path, written: str) -> str:
     if hint is not None and _closest(Path(path.name).stem, [Path(hint).stem]) is None:
         hint = None  # alike only in the extension ('nope.yaml', 'gold.yaml'): no hint
     try:
-        return "" if hint is None else f" (did you mean {quoted(str(Path(written).with_name(hint)))}?)"
+        found = None if hint is None else str(Path(written).with_name(hint))
     except ValueError:  # written with no file name ('.'): nothing to put the hint in
         return ""
+    return "" if found is None else f" (did you mean {quoted(found)}?)"
 
 
 def unknown_names(names: Iterable[str], choices: Iterable[str]) -> str:
@@ -97,3 +104,63 @@ def unknown_names(names: Iterable[str], choices: Iterable[str]) -> str:
     ``'retreived_ids' (did you mean 'retrieved_ids'?), 'x'``."""
     known = list(choices)
     return ", ".join(f"{quoted(name)}{did_you_mean(name, known)}" for name in names)
+
+
+def is_bool(value: object) -> bool:
+    """``True`` for a boolean, also numpy's (which is not a number here)."""
+    if isinstance(value, bool):
+        return True
+    numpy = sys.modules.get("numpy")
+    return numpy is not None and isinstance(value, numpy.bool_)
+
+
+def _type_name(value: object) -> str:
+    if value is None:
+        return "null"
+    if is_bool(value):
+        return "a boolean"
+    if isinstance(value, numbers.Number):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, Mapping):
+        return "a mapping"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    if isinstance(value, (set, frozenset)):
+        return "a set"
+    if isinstance(value, datetime.datetime):
+        return "a date and time"
+    if isinstance(value, datetime.date):
+        return "a date"
+    name = type(value).__name__
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
+
+
+_REPR = reprlib.Repr()
+_REPR.maxstring = _REPR.maxother = 60
+_REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = _REPR.maxset = 6
+_REPR.maxlevel = 3
+
+
+def show_value(value: object) -> str:
+    """A short, safe rendering of a value for a message (dates as in the file)."""
+    if isinstance(value, (datetime.date, datetime.datetime)):
+        return value.isoformat()
+    if isinstance(value, str):
+        text = repr(value[:60])
+    elif isinstance(value, numbers.Number) and hasattr(value, "item"):
+        text = repr(value.item())  # a numpy scalar, shown as the plain number
+    else:
+        try:
+            text = _REPR.repr(value)
+        except Exception:  # noqa: BLE001 - a foreign object whose repr fails in any way
+            text = f"<{type(value).__name__}>"
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def describe_value(value: object) -> str:
+    """``a number 7``, ``a string 'x'``, ``null``: what arrived, for a message."""
+    if value is None:
+        return "null"
+    return f"{_type_name(value)} {show_value(value)}"

@@ -17,7 +17,11 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["delta_text", "number_text", "p_value_text", "setting_text", "settings_text"]
+__all__ = ["NOT_MEASURED", "cell_text", "delta_text", "number_text", "p_value_text",
+           "setting_text", "settings_text", "value_text"]
+
+#: How a metric that has no value is written in prose.
+NOT_MEASURED = "not measured"
 
 
 def _number(value: float, sign: str, small: float, digits: int) -> str:
@@ -34,6 +38,16 @@ def number_text(value: float) -> str:
     """A metric value: ``0.742``, ``12.000``, ``1520.5``; below 0.01 two significant
     digits (a cost of ``0.00012`` USD, not ``0.000``)."""
     return _number(value, "", 0.01, 2)
+
+
+def value_text(value: float | None) -> str:
+    """A metric value in prose: :func:`number_text`, or ``not measured`` for ``None``."""
+    return NOT_MEASURED if value is None else number_text(value)
+
+
+def cell_text(value: float | None) -> str:
+    """A metric value in a table cell: :func:`number_text`, or ``-`` for ``None``."""
+    return "-" if value is None else number_text(value)
 
 
 def delta_text(value: float) -> str:

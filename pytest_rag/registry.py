@@ -16,6 +16,8 @@ import math
 from dataclasses import dataclass
 from typing import Final
 
+from .errors import unknown_names
+
 __all__ = [
     "Direction",
     "MetricSpec",
@@ -104,6 +106,20 @@ class MetricSpec:
     def relative_tolerance(self) -> bool:
         """Latency, cost and token counts compare with a relative tolerance."""
         return self.unit in ("ms", "usd", "tokens")
+
+    @property
+    def graded_by_chunk(self) -> bool:
+        """The value counts relevant *chunks* (it needs ``relevant``), so it compares
+        across chunkers only when they share chunk-level grades: with grades derived
+        from evidence spans each chunker grades its own chunks, and bigger chunks
+        collect more grades.  Token, evidence, context and answer metrics compare
+        text positions or answers and stay comparable."""
+        return "relevant" in self.needs
+
+    @property
+    def cost(self) -> bool:
+        """Latency, money or tokens spent, lower better: a cost of a sweep variant."""
+        return self.relative_tolerance and self.direction is Direction.LOWER
 
     @property
     def measured(self) -> bool:
@@ -407,5 +423,5 @@ def get_metric(name: str) -> MetricSpec:
         return REGISTRY[name]
     except KeyError:
         raise ValueError(
-            f"unknown metric {name!r}; known: {', '.join(REGISTRY)}"
+            f"unknown metric {unknown_names([name], REGISTRY)}; known: {', '.join(REGISTRY)}"
         ) from None

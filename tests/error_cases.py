@@ -17,11 +17,18 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytest_rag.dataset.parser import MAX_FILE_BYTES, MAX_JSON_BYTES, MAX_YAML_BYTES
+from pytest_rag.dataset.bounded_read import (
+    MAX_DOCUMENT_BYTES,
+    MAX_FILE_BYTES,
+    MAX_JSON_BYTES,
+    MAX_YAML_BYTES,
+)
 
 #: A ``path:`` document or a dataset one byte over the size limit: a sparse file
 #: (``truncate``), so that no 512 MiB are written; the loader refuses it from its size.
 OVERSIZE = MAX_FILE_BYTES + 1
+#: A ``path:`` document one byte over its own, lower limit (16 MiB).
+DOCUMENT_OVERSIZE = MAX_DOCUMENT_BYTES + 1
 SAFE_LOADER = "(files are read with a safe loader: no tag constructs an object)"
 OUTSIDE_HINT = ("(allow it with allow_outside_paths=True, --allow-outside-paths on the command "
                 "line, or the ini option rag_allow_outside_paths)")
@@ -195,8 +202,12 @@ DATASET_CASES = (
                 "(looked at '{dir}/doc.md')"),
     DatasetCase("path-document-over-the-size-limit", "documents: [{id: d, path: big.txt}]\n",
                 f"documents[0].path (document 'd', line 1): document file 'big.txt' is "
-                f"{OVERSIZE} bytes, over the limit "
-                f"of {MAX_FILE_BYTES} bytes (512 MiB)", files={"big.txt": OVERSIZE}),
+                f"{DOCUMENT_OVERSIZE} bytes, over the limit of {MAX_DOCUMENT_BYTES} bytes (16 MiB)",
+                files={"big.txt": DOCUMENT_OVERSIZE}),
+    DatasetCase("path-document-of-200-mb", "documents: [{id: d, path: big.txt}]\n",
+                "documents[0].path (document 'd', line 1): document file 'big.txt' is "
+                f"200000000 bytes, over the limit of {MAX_DOCUMENT_BYTES} bytes (16 MiB)",
+                files={"big.txt": 200_000_000}),
 )
 
 # -- baselines ("### Baselines": corrupt, other format, newer version, missing) ----------
@@ -260,10 +271,10 @@ BASELINE_CASES = (
                  "got 'something-else'",
                  "{where}: format: expected 'pytest-rag-baseline', got 'something-else'",
                  cli_kind="baseline or report file"),
-    BaselineCase("newer-version", '{"format": "pytest-rag-baseline", "version": 2, "tests": {}}',
-                 "{where}: version: version 2 is newer than this pytest-rag reads (1); "
+    BaselineCase("newer-version", '{"format": "pytest-rag-baseline", "version": 3, "tests": {}}',
+                 "{where}: version: version 3 is newer than this pytest-rag reads (2); "
                  "upgrade pytest-rag",
-                 "{where}: version: version 2 is newer than this pytest-rag reads (1); "
+                 "{where}: version: version 3 is newer than this pytest-rag reads (2); "
                  "upgrade pytest-rag"),
     BaselineCase("per-query-value-not-a-number",
                  GOOD_BASELINE.replace('}}}}', '}, "per_query": {"recall_at_k": {"q1": "x"}}}}}'),

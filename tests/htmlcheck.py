@@ -89,9 +89,14 @@ def reported(report: dict[str, Any], number: dict[str, str]) -> Any:
     if field == "per_query":
         return report["tests"][test][stage]["per_query"][key][number["data-query"]]
     if field == "sweep":
-        return report["sweeps"][test][stage]["metrics"][key]["values"][number["data-variant"]]
+        sweep = report["sweeps"][test]["stages"][stage]
+        return sweep["metrics"][key]["values"][number["data-variant"]]
+    if field == "sweep-cost":
+        return report["sweeps"][test]["costs"][key][number["data-variant"]]
+    if field == "sweep-objective":
+        return report["sweeps"][test]["verdict"]["variants"][number["data-variant"]]["objective"]
     if field == "equal_in_every_variant":
-        return report["sweeps"][test][stage]["equal_in_every_variant"]
+        return report["sweeps"][test]["equal_in_every_variant"]
     if field == "summary":
         return report["summary"][key]
     if field == "outcomes":

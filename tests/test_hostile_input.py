@@ -322,8 +322,9 @@ def test_hostile_ids_reach_no_terminal_raw_from_pytest(tmp_path: Path) -> None:
     baseline = json.loads((tmp_path / "rag-baseline.json").read_text(encoding="utf-8"))
     # A test that no longer exists (an end-of-run note) and edited gold (the gold-change line).
     baseline["tests"][f"gone.py::test[{HOSTILE_ID}]"] = baseline["tests"]["test_rag.py::test_it"]
-    for entry in baseline["tests"].values():
-        entry["retrieval"]["gold"]["queries"][HOSTILE_ID] = "0" * 16
+    for entry in baseline["tests"].values():  # the query's gold fingerprint, edited
+        table = entry["retrieval"]["per_query"]
+        table["rows"][HOSTILE_ID][table["columns"].index("#gold")] = "0" * 16
     (tmp_path / "rag-baseline.json").write_text(json.dumps(baseline), encoding="utf-8")
     done = limited_run([*PYTEST, "--rag-baseline"], tmp_path)
     assert "1 query edited (q\\x1b[2J\\x07\\u202e\\x9b1)" in done.stdout
@@ -463,7 +464,7 @@ def test_a_baseline_the_reader_would_refuse_is_not_written(tmp_path: Path) -> No
                                          "rag_tolerance = 1e301\n", encoding="utf-8")
     done = limited_run([*PYTEST, "--rag-update-baseline"], tmp_path)
     assert done.returncode == 3, done.stdout + done.stderr
-    assert "not written: baseline to write" in done.stdout and "got 1e+301" in done.stdout
+    assert "not written: its reader would refuse it" in done.stdout and "got 1e+301" in done.stdout
     assert json.loads((tmp_path / "rag-baseline.json").read_text()) == json.loads(before)
     done = limited_run([*PYTEST, "--rag-baseline"], tmp_path)  # the file still reads
     assert done.returncode == 0, done.stdout + done.stderr  # (within a 1e301 tolerance)

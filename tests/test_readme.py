@@ -78,7 +78,8 @@ def test_readme_metric_table_says_which_metrics_have_per_query_values() -> None:
     lines = region("metrics-table").strip("\n").splitlines()
     header = [cell.strip() for cell in lines[0].strip("|").split("|")]
     assert "per query" in header, "the README metric table needs a 'per query' column"
-    stage_at, key_at, flag_at = header.index("stage"), header.index("key"), header.index("per query")
+    stage_at, key_at, flag_at = (header.index("stage"), header.index("key"),
+                                 header.index("per query"))
     shown = {}
     for line in lines[2:]:
         cells = [cell.strip() for cell in line.strip("|").split("|")]

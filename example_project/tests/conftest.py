@@ -11,8 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from pytest_rag import Dataset, load_dataset
 
+from pytest_rag import Dataset, load_dataset
 from ragapp import Document, Pipeline, PipelineConfig
 from support import Bench, documents_of
 

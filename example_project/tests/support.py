@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import pytest
-from pytest_rag import Dataset
 
+from pytest_rag import Dataset
 from ragapp import Chunk, Document, Pipeline, Trace
 
 __all__ = [

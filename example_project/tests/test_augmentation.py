@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from pytest_rag import assert_metric
 
+from pytest_rag import assert_metric
 from support import BOTH, Bench
 
 #: dataset -> (context recall, context sufficiency) it must reach.

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from pytest_rag import assert_metric
 
+from pytest_rag import assert_metric
 from ragapp import Trace
 from support import BOTH, Bench, expected_citations
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pytest_rag import assert_metric
-
 from support import CLAPNQ, Bench, expected_citations
 
 

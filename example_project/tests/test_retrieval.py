@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 
 import pytest
-from pytest_rag import assert_metric
 
+from pytest_rag import assert_metric
 from support import BOTH, Bench
 
 #: method -> the recall@K it must reach on chroma (the gold of every test here).

@@ -2,9 +2,11 @@
 
 The file is JSON with sorted keys (diff-friendly), keyed by test node id and
 stage, holding each metric's value, direction and tolerance and the per-query
-values.  It is only ever read with a JSON parser, written atomically (a
-temporary file in the same folder, fsync, rename), and never overwritten
-unless an update is asked for.
+values, one line per query (:mod:`pytest_rag.compare.baseline_layout`; files
+of version 1, one line per query per metric, are read too).  It is only ever
+read with a JSON parser, written atomically (a temporary file in the same
+folder, fsync, rename), never larger than its reader accepts, and never
+overwritten unless an update is asked for.
 """
 
 from __future__ import annotations
@@ -17,10 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from ..atomic import write_atomically
-from ..dataset.bounded_read import UNREADABLE, read_text
-from ..dataset.json_text import big_integer_place, lone_surrogate_place
-from ..dataset.parser import MAX_FILE_BYTES
+from ..dataset.bounded_read import MAX_FILE_BYTES, UNREADABLE, InvalidJson, read_json
 from ..registry import Direction, MetricSpec
+from .baseline_layout import dumps_baseline, pack_entry, unpack_entry
 from .gold import GoldChange, gold_change, mean_over, reads_queries
 from .records import StageRecord
 from .thresholds import Allowance, Tolerances
@@ -29,7 +30,9 @@ __all__ = ["BASELINE_FORMAT", "BASELINE_VERSION", "Baseline", "BaselineError", "
            "compare_record"]
 
 BASELINE_FORMAT = "pytest-rag-baseline"
-BASELINE_VERSION = 1
+#: 2: per-query values one row per query (version 1, one line per query and metric,
+#: is read too, and rewritten as version 2 by the next update).
+BASELINE_VERSION = 2
 #: Queries named in a regression message.
 WORSE_QUERIES_SHOWN = 5
 #: The largest magnitude a baseline or report value may have.  Any two values
@@ -104,14 +107,22 @@ def _check_finite(value: object, place: str, bad: Callable[[str, str], BaselineE
             stack.extend((f"{where}[{i}]", child) for i, child in enumerate(item))
 
 
+def _unreadable(values: Mapping[str, object]) -> list[str]:
+    """The keys of ``values`` whose value is not :func:`_number_or_null` (plain floats in
+    range are let through first, without a call)."""
+    return [key for key, value in values.items()
+            if not (type(value) is float and -MAX_MAGNITUDE <= value <= MAX_MAGNITUDE)
+            and not _number_or_null(value)]
+
+
 def _check_writable(record: StageRecord) -> None:
     """Raise :class:`BaselineError` for a value of ``record`` the reader would refuse."""
-    per_query = ((f"{key}[{query!r}]", value) for key, values in record.per_query.items()
-                 for query, value in values.items())
-    for place, value in (*record.values.items(), *per_query):
-        if not _number_or_null(value):
-            raise BaselineError(f"{record.nodeid} [{record.stage}] {place} = {_short(value)}: "
-                                f"a baseline holds only {VALUE_RANGE}")
+    bad = [(key, record.values[key]) for key in _unreadable(record.values)]
+    for key, values in record.per_query.items():
+        bad.extend((f"{key}[{query!r}]", values[query]) for query in _unreadable(values))
+    for place, value in bad[:1]:
+        raise BaselineError(f"{record.nodeid} [{record.stage}] {place} = {_short(value)}: "
+                            f"a baseline holds only {VALUE_RANGE}")
 
 
 def _short(value: object) -> str:
@@ -132,31 +143,17 @@ def read_json_file(path: Path, kind: str, *, missing_hint: str = "",
     """
     where = f"{kind} {str(path)!r}"
     try:
-        text = read_text(path, MAX_FILE_BYTES)
+        return read_json(path, MAX_FILE_BYTES)
     except FileNotFoundError:
         raise BaselineError(f"{where} not found{missing_hint}") from None
     except UNREADABLE as error:
         raise BaselineError(f"{where} {error}{corrupt_hint}") from None
+    except InvalidJson as error:
+        if error.problem == "nested too deeply":
+            raise BaselineError(f"{where} is nested too deeply to be read{corrupt_hint}") from None
+        raise BaselineError(f"{where} is not valid JSON ({error}){corrupt_hint}") from None
     except OSError as error:
         raise BaselineError(f"cannot read {where}: {error.strerror or error}") from None
-    try:
-        data = json.loads(text)
-    except RecursionError:
-        raise BaselineError(f"{where} is nested too deeply to be read{corrupt_hint}") from None
-    except json.JSONDecodeError as error:
-        raise BaselineError(f"{where} is not valid JSON (line {error.lineno}, column "
-                            f"{error.colno}: {error.msg}){corrupt_hint}") from None
-    except ValueError as error:  # an integer of more digits than Python converts
-        big = big_integer_place(text)
-        if big is not None:
-            raise BaselineError(f"{where} is not valid JSON ({big[1]}: an integer of {big[0]} "
-                                f"digits, more than Python converts){corrupt_hint}") from None
-        raise BaselineError(f"{where} is not valid JSON ({error}){corrupt_hint}") from None
-    place = lone_surrogate_place(text)
-    if place is not None:
-        raise BaselineError(f"{where} is not valid JSON ({place}: a lone surrogate escape, "
-                            f"which is not text and cannot be written as UTF-8){corrupt_hint}")
-    return data
 
 
 @dataclass(frozen=True)
@@ -164,6 +161,9 @@ class Baseline:
     """``tests[nodeid][stage]`` = ``{"metrics": ..., "per_query": ..., "settings": ...}``."""
 
     tests: Mapping[str, Mapping[str, Mapping[str, Any]]] = field(default_factory=dict)
+    #: The version of the file it was read from (an older one differs from a copy
+    #: with the same entries, so that an update rewrites it in the current layout).
+    version: int = BASELINE_VERSION
 
     # -- reading --------------------------------------------------------------
     @classmethod
@@ -206,6 +206,12 @@ class Baseline:
         tests = data.get("tests")
         if not isinstance(tests, dict):
             raise bad("tests", "expected a JSON object")
+        if format_id == BASELINE_FORMAT and version >= 2:
+            tests = {nodeid: {stage: unpack_entry(entry, f"tests[{nodeid!r}][{stage!r}]", bad)
+                              if isinstance(entry, dict) else entry
+                              for stage, entry in stages.items()}
+                     if isinstance(stages, dict) else stages
+                     for nodeid, stages in tests.items()}
         for nodeid, stages in tests.items():
             if not isinstance(stages, dict):
                 raise bad(f"tests[{nodeid!r}]", "expected a JSON object")
@@ -225,12 +231,11 @@ class Baseline:
                         isinstance(values, dict) for values in per_query.values()):
                     raise bad(f"{place}.per_query", "expected an object of objects")
                 for key, values in per_query.items():
-                    for query, value in values.items():
-                        if not _number_or_null(value):
-                            raise bad(f"{place}.per_query.{key}[{query!r}]",
-                                      _not_representable(value))
+                    for query in _unreadable(values)[:1]:
+                        raise bad(f"{place}.per_query.{key}[{query!r}]",
+                                  _not_representable(values[query]))
                 _check_finite(entry, place, bad)  # settings, gold and the rest
-        return cls(tests)
+        return cls(tests, version)
 
     def entry(self, nodeid: str, stage: str) -> Mapping[str, Any] | None:
         return self.tests.get(nodeid, {}).get(stage)
@@ -311,7 +316,10 @@ class Baseline:
         return stored
 
     def to_json(self) -> dict[str, Any]:
-        return {"format": BASELINE_FORMAT, "version": BASELINE_VERSION, "tests": self.tests}
+        """The file's JSON (current version: per-query values as rows)."""
+        return {"format": BASELINE_FORMAT, "version": BASELINE_VERSION,
+                "tests": {nodeid: {stage: pack_entry(entry) for stage, entry in stages.items()}
+                          for nodeid, stages in self.tests.items()}}
 
     def save(self, path: Path, *, root: Path | None = None) -> None:
         """Write atomically (:func:`pytest_rag.atomic.write_atomically`): a temporary file
@@ -321,20 +329,27 @@ class Baseline:
         Raises
         ------
         BaselineError
-            When the reader would refuse the file (checked before writing: nothing is
-            written then).
+            When the reader would refuse the file: larger than it accepts
+            (:data:`~pytest_rag.dataset.parser.MAX_FILE_BYTES`) or holding a value it
+            refuses (a stored tolerance of 1e301); checked before writing, so nothing
+            is written then and every later run can still read the old file.
         OSError
             When it cannot be written.
         """
-        text = json.dumps(self.to_json(), indent=2, sort_keys=True, ensure_ascii=False,
-                          allow_nan=False) + "\n"
-        # Never write what the reader refuses (a stored tolerance of 1e301, a file over
-        # its size limit): every later run would stop on it.
+        text = dumps_baseline({"format": BASELINE_FORMAT, "version": BASELINE_VERSION,
+                               "tests": self.tests})
         data = text.encode("utf-8")
         if len(data) > MAX_FILE_BYTES:
-            raise BaselineError(f"it would be {len(data)} bytes, over the {MAX_FILE_BYTES}-byte "
-                                "limit of the reader")
-        Baseline.from_json(json.loads(text), str(path), kind="baseline to write")
+            raise BaselineError(
+                f"baseline file {str(path)!r} not written: it would be {len(data):,} bytes, "
+                f"more than the {MAX_FILE_BYTES:,} bytes ({MAX_FILE_BYTES / 2**20:g} MiB) a "
+                "baseline may have to be read back; the old file is kept (split the gold set "
+                "over several tests to record fewer queries per file entry)")
+        try:
+            Baseline.from_json(json.loads(text), str(path), kind="baseline to write")
+        except BaselineError as error:
+            raise BaselineError(f"baseline file {str(path)!r} not written: its reader would "
+                                f"refuse it ({error}); the old file is kept") from None
         write_atomically(path, data, root=Path.cwd() if root is None else root)
 
 
@@ -412,9 +427,15 @@ def _nothing_to_compare(change: GoldChange, spec: MetricSpec | None, per_query: 
     return change.documents or reads_queries(spec)
 
 
+#: The statuses whose p-value and interval are shown in the scorecard (and, for a
+#: regression, decide "within noise"); with ``all_statistics=False`` only they get them.
+SHOWN_STATISTICS = frozenset({"regressed", "improved"})
+
+
 def compare_record(record: StageRecord, baseline: Baseline, specs: Mapping[str, MetricSpec],
                    tolerances: Tolerances, *, alpha: float | None = None,
-                   permutations: int = 10_000) -> list[MetricDiff]:
+                   permutations: int = 10_000, all_statistics: bool = True
+                   ) -> list[MetricDiff]:
     """Each metric of ``record`` against the baseline entry of its test and stage.
 
     When the gold changed since the baseline entry, per-query metrics compare on
@@ -426,6 +447,11 @@ def compare_record(record: StageRecord, baseline: Baseline, specs: Mapping[str, 
     tolerance that is not significant at ``alpha`` is ``"within noise"``; a
     metric that cannot be tested (no per-query values on both sides, or fewer
     than two paired queries) is judged by its tolerance alone.
+
+    The paired statistics cost time in proportion to the queries; with
+    ``all_statistics=False`` they are computed only for the statuses of
+    :data:`SHOWN_STATISTICS` (the others get ``None``), which is what the
+    scorecard shows and what ``alpha`` decides on.
     """
     entry = baseline.entry(record.nodeid, record.stage)
     change = baseline.gold_change(record)
@@ -464,7 +490,8 @@ def compare_record(record: StageRecord, baseline: Baseline, specs: Mapping[str, 
         else:
             status = "unchanged"
         p_value = ci_low = ci_high = None
-        if before and after and old is not None and current is not None:
+        if (before and after and old is not None and current is not None
+                and (all_statistics or status in SHOWN_STATISTICS)):
             from .significance import paired_change  # numpy: only when comparing
 
             paired = paired_change(before, after, permutations=permutations,

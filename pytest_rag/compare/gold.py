@@ -2,7 +2,10 @@
 
 Gold datasets grow and get corrected.  Each baseline entry stores a
 fingerprint of every query's gold and one of the documents
-(:attr:`StageRecord.gold`, :attr:`StageRecord.documents`).  When they differ
+(:attr:`StageRecord.gold`, :attr:`StageRecord.documents`).  A query's
+fingerprint covers only the gold fields that the entry's stage reads (the
+field table, :mod:`pytest_rag.dataset.fields`): adding reference answers
+edits nothing for a retrieval entry.  When they differ
 from the current run's, a metric with per-query values is compared on the
 queries whose gold is the same on both sides: its baseline and current values
 become the means over those queries (the aggregate rule of every per-query
@@ -11,20 +14,58 @@ per-query values that reads the queries (evidence completeness, latency
 percentiles) cannot be restricted: it is reported as ``gold changed`` and
 never fails; one that reads only documents and chunks (coverage, chunk
 sizes) compares as before while the documents are unchanged.  Entries written
-before fingerprints existed compare as before.
+before fingerprints existed compare as before; a query of an entry written
+before fingerprints were per stage (a digest of all its gold) is unchanged
+when none of its gold changed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
+from ..dataset.fields import gold_attributes
 from ..escaping import shown_id
 from ..registry import MetricSpec, need_alternatives
-from .records import StageRecord
 
-__all__ = ["GoldChange", "gold_change", "mean_over", "reads_queries"]
+if TYPE_CHECKING:
+    from ..dataset.model import Dataset
+
+__all__ = ["GoldChange", "gold_change", "gold_fingerprints", "mean_over", "reads_queries",
+           "whole_gold_fingerprints"]
+
+
+class Fingerprinted(Protocol):
+    """What a run's record holds about its gold
+    (:class:`~pytest_rag.compare.records.StageRecord`)."""
+
+    @property
+    def gold(self) -> Mapping[str, str]: ...
+
+    @property
+    def documents(self) -> str | None: ...
+
+    @property
+    def whole_gold(self) -> Mapping[str, str]: ...
+
+
+def gold_fingerprints(dataset: Dataset | None, stage: str) -> dict[str, str]:
+    """Query id -> the fingerprint of the gold that ``stage``'s metrics read (empty
+    without a dataset): what a baseline entry of that stage records."""
+    if dataset is None:
+        return {}
+    names = gold_attributes(stage)
+    return {query.id: query.fingerprint_of(names) for query in dataset.queries}
+
+
+def whole_gold_fingerprints(dataset: Dataset | None) -> dict[str, str]:
+    """Query id -> the fingerprint of all its gold: what entries written before the
+    fingerprints were per stage hold (empty without a dataset)."""
+    if dataset is None:
+        return {}
+    return {query.id: query.fingerprint for query in dataset.queries}
+
 
 #: Inputs that are not per query: a metric needing only these ignores the queries.
 CORPUS_INPUTS = frozenset({"documents", "chunks", "size_limits", "expected_chunks",
@@ -86,22 +127,29 @@ def _ids(ids: tuple[str, ...]) -> str:
     return shown + (f", +{len(ids) - SHOWN_IDS} more" if len(ids) > SHOWN_IDS else "")
 
 
-def gold_change(stored: Mapping[str, Any] | None, record: StageRecord) -> GoldChange | None:
+def gold_change(stored: Mapping[str, Any] | None, record: Fingerprinted) -> GoldChange | None:
     """The change between a baseline entry's ``gold`` object and ``record``'s, or
     ``None`` when either side has no fingerprints (nothing to tell)."""
     old_queries = (stored or {}).get("queries")
     if not old_queries or not record.gold:
         return None
     new_queries = record.gold
+    whole = record.whole_gold
+
+    def same_gold(query: str, digest: str) -> bool:
+        old = old_queries.get(query)
+        return old == digest or (old is not None and old == whole.get(query))
+
     added = tuple(query for query in new_queries if query not in old_queries)
     removed = tuple(query for query in old_queries if query not in new_queries)
     edited = tuple(query for query, digest in new_queries.items()
-                   if query in old_queries and old_queries[query] != digest)
+                   if query in old_queries and not same_gold(query, digest))
+    edited_set = frozenset(edited)
     old_documents = (stored or {}).get("documents")
     documents = (old_documents is not None and record.documents is not None
                  and old_documents != record.documents)
     same = frozenset(query for query, digest in new_queries.items()
-                     if old_queries.get(query) == digest)
+                     if query in old_queries and query not in edited_set)
     return GoldChange(added, removed, edited, documents, same)
 
 

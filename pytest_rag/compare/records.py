@@ -69,18 +69,23 @@ class StageRecord:
     #: (:mod:`pytest_rag.compare.gold`).  Empty / ``None`` when not known.
     gold: Mapping[str, str] = field(default_factory=dict)
     documents: str | None = None
+    #: Each query's fingerprint of all its gold, for baseline entries written before
+    #: the fingerprints were per stage (:mod:`pytest_rag.compare.gold`); sent from a
+    #: worker with the record, never stored in a baseline.
+    whole_gold: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def from_report(cls, nodeid: str, report: Report) -> StageRecord:
         from ..dataset.model import documents_fingerprint
+        from .gold import gold_fingerprints, whole_gold_fingerprints
 
         dataset = report.dataset
-        gold = {query.id: query.fingerprint for query in dataset.queries} if dataset else {}
         return cls(nodeid, report.stage, dict(report.values),
                    {key: dict(values) for key, values in report.per_query.items()},
                    {key: _plain(value) for key, value in report.settings.items()},
-                   dict(report.missing), gold=gold,
-                   documents=documents_fingerprint(dataset.documents) if dataset else None)
+                   dict(report.missing), gold=gold_fingerprints(dataset, report.stage),
+                   documents=documents_fingerprint(dataset.documents) if dataset else None,
+                   whole_gold=whole_gold_fingerprints(dataset))
 
     def gold_json(self) -> dict[str, Any]:
         """The ``gold`` object of a baseline or report entry (empty when nothing is known)."""
@@ -101,6 +106,8 @@ class StageRecord:
         gold = self.gold_json()
         if gold:
             data["gold"] = gold
+        if self.whole_gold:
+            data["whole_gold"] = dict(self.whole_gold)
         return data
 
     @classmethod
@@ -110,4 +117,4 @@ class StageRecord:
                    {k: dict(v) for k, v in data.get("per_query", {}).items()},
                    dict(data.get("settings", {})), dict(data.get("missing", {})),
                    dict(data.get("details", {})), dict(gold.get("queries", {})),
-                   gold.get("documents"))
+                   gold.get("documents"), dict(data.get("whole_gold", {})))

@@ -3,10 +3,17 @@
 Both functions take the per-query values of the same queries before and after
 (queries missing on either side, or ``None`` there, are left out) and use a
 fixed seed, so the same data always gives the same p-value and interval.
+
+Cost: the randomization test draws ``permutations`` sign assignments of every
+query, but only the queries whose value changed move a mean; their signs are
+read straight from the generator's output (the same draws, 1/8 of the work,
+see :func:`_extreme_assignments`).  The bootstrap draws ``resamples`` x
+queries indices in bounded chunks.  Memory is bounded by :data:`_CHUNK`.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -18,7 +25,12 @@ __all__ = ["PairedChange", "paired_change"]
 DEFAULT_PERMUTATIONS = 10_000
 DEFAULT_RESAMPLES = 10_000
 DEFAULT_SEED = 20_241_202
+#: Sign assignments drawn per call of the generator (the draws, and so the
+#: p-values, depend on it: never change it).
 _BLOCK = 512
+#: Bytes of signs, or bootstrap picks, held at a time: memory stays bounded
+#: whatever the number of queries.
+_CHUNK = 1 << 22
 
 
 @dataclass(frozen=True)
@@ -114,24 +126,113 @@ def paired_change(before: Mapping[str, float | None], after: Mapping[str, float 
         return PairedChange(count, _in_units(observed, factor), 1.0, 0.0, 0.0)
     # Compare in units of the largest difference, with a tolerance for rounding.
     target = abs(observed) / scale - 1e-12
-    unit = diffs / scale
-    extreme = 0
-    done = 0
-    while done < permutations:
-        block = min(_BLOCK, permutations - done)
-        signs = rng.integers(0, 2, size=(block, count), dtype=np.int8) * 2 - 1
-        means = np.abs(signs @ unit) / count
-        extreme += int((means >= target).sum())
-        done += block
+    extreme = _extreme_assignments(rng, diffs / scale, target, permutations)
     p_value = (extreme + 1) / (permutations + 1)
-    sums = np.empty(resamples)
-    done = 0
-    while done < resamples:
-        block = min(_BLOCK, resamples - done)
-        picks = rng.integers(0, count, size=(block, count))
-        sums[done:done + block] = diffs[picks].sum(axis=1)
-        done += block
+    sums = _bootstrap_sums(rng, diffs, resamples)
     tail = (1 - confidence) / 2 * 100
     low, high = np.percentile(sums / count, [tail, 100 - tail])
     return PairedChange(count, _in_units(observed, factor), float(p_value),
                         _in_units(float(low), factor), _in_units(float(high), factor))
+
+
+def _signs_from_bytes(stream: _ByteStream, rows: int, count: int, changed: npt.NDArray[np.intp]
+                      ) -> npt.NDArray[np.int8]:
+    """The next ``rows`` x ``count`` signs of ``rng.integers(0, 2, dtype=int8) * 2 - 1``,
+    columns ``changed`` only.
+
+    For a range of 2, numpy's bounded ``int8`` draw takes one byte of the
+    generator's 32-bit output at a time (lowest byte first) and returns its top
+    bit, never rejecting one; a 32-bit output is the low, then the high half
+    of a 64-bit one.  So the signs are the top bits of the raw output's bytes
+    in memory order (little-endian).
+    """
+    raw = stream.take(rows * count).reshape(rows, count)[:, changed]
+    return (raw >> 7).astype(np.int8) * 2 - 1
+
+
+class _ByteStream:
+    """The bytes of a PCG64 generator's raw 64-bit output, in order, drawn on demand."""
+
+    def __init__(self, generator: np.random.Generator) -> None:
+        self.bits = generator.bit_generator
+        self.left = np.empty(0, dtype=np.uint8)
+        self.taken = 0
+
+    def take(self, count: int) -> npt.NDArray[np.uint8]:
+        need = count - self.left.shape[0]
+        if need > 0:
+            words = np.asarray(self.bits.random_raw(-(-need // 8)), dtype="<u8")
+            self.left = np.concatenate([self.left, words.view(np.uint8)])
+        out, self.left = self.left[:count], self.left[count:]
+        self.taken += count
+        return out
+
+    def end_call(self) -> None:
+        """Drop the rest of the 32-bit output a call of the generator began."""
+        self.take(-self.taken % 4)
+
+    def release(self) -> None:
+        """Leave the generator as numpy's own draws would: a half-used 64-bit
+        output becomes its buffered 32-bit value."""
+        state = dict(self.bits.state)
+        if self.left.shape[0]:
+            state["has_uint32"] = 1
+            state["uinteger"] = int(self.left[:4].view("<u4")[0])
+        self.bits.state = state
+
+
+def _fast_signs(generator: np.random.Generator) -> bool:
+    """Whether the signs can be read from the raw output (:func:`_signs_from_bytes`)."""
+    state = generator.bit_generator.state
+    return (sys.byteorder == "little" and state.get("bit_generator") == "PCG64"
+            and not state.get("has_uint32"))
+
+
+def _extreme_assignments(rng: np.random.Generator, unit: npt.NDArray[np.float64],
+                         target: float, permutations: int) -> int:
+    """How many of ``permutations`` random sign assignments ``s`` give
+    ``|mean(s * unit)| >= target``.
+
+    The assignments are those of ``rng.integers(0, 2, size=(_BLOCK, queries),
+    dtype=np.int8) * 2 - 1``, block after block, and ``rng`` is left where
+    those draws leave it; a query whose ``unit`` is 0 adds nothing to any mean,
+    so only the changed queries' signs are looked at.
+    """
+    count = unit.shape[0]
+    changed = np.flatnonzero(unit)
+    values = unit[changed]
+    extreme = 0
+    done = 0
+    fast = _fast_signs(rng)
+    stream = _ByteStream(rng) if fast else None
+    while done < permutations:
+        block = min(_BLOCK, permutations - done)
+        if stream is None:
+            signs = rng.integers(0, 2, size=(block, count), dtype=np.int8) * 2 - 1
+            extreme += int((np.abs(signs[:, changed] @ values) / count >= target).sum())
+        else:
+            step = max(1, _CHUNK // count)
+            for start in range(0, block, step):
+                rows = min(step, block - start)
+                signs = _signs_from_bytes(stream, rows, count, changed)
+                extreme += int((np.abs(signs @ values) / count >= target).sum())
+            stream.end_call()
+        done += block
+    if stream is not None:
+        stream.release()
+    return extreme
+
+
+def _bootstrap_sums(rng: np.random.Generator, diffs: npt.NDArray[np.float64],
+                    resamples: int) -> npt.NDArray[np.float64]:
+    """Sums of ``resamples`` resamples (with replacement) of ``diffs``: the draws of
+    ``rng.integers(0, len(diffs), size=(resamples, len(diffs)))``, in chunks of at
+    most :data:`_CHUNK` bytes (the 64-bit draws do not depend on the chunking)."""
+    count = diffs.shape[0]
+    sums = np.empty(resamples)
+    step = max(1, _CHUNK // (8 * count))
+    for start in range(0, resamples, step):
+        rows = min(step, resamples - start)
+        picks = rng.integers(0, count, size=(rows, count))
+        sums[start:start + rows] = diffs[picks].sum(axis=1)
+    return sums

@@ -1,25 +1,49 @@
 """Parametrized variants of one test, side by side: the chunker-sweep table.
 
 ``test_chunking[markdown-160]``, ``test_chunking[tokens-160-32]``, ... record
-the same stage under one test function.  :func:`find_sweeps` groups them into
-one :class:`Sweep` per test function and stage: a row per variant, a column
-per metric that differs between variants, and the best value of each column
-(by the metric's direction; informational metrics have no best).
+stages under one test function.  :func:`find_sweeps` groups them into one
+:class:`Sweep` per test function: a row per variant with its knobs (the
+parametrize arguments), a column per metric that differs between variants
+(stages in pipeline order), the variant's costs, and the :class:`Verdict` of
+its rule (:mod:`pytest_rag.compare.sweep_verdict`).
+
+Stars (the best value of a column) and the verdict use only metrics that
+compare across chunkers on equal terms: a metric that counts relevant chunks
+(:attr:`pytest_rag.registry.MetricSpec.graded_by_chunk`) is shown but marked
+not comparable when its grades were derived from evidence, since each variant
+then grades its own chunks.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from ..escaping import markdown_code, terminal_text
-from ..formatting import number_text
+from ..registry import REGISTRY, STAGES, MetricSpec
+from .sweep_verdict import Verdict, decide
 
-__all__ = ["Sweep", "find_sweeps", "split_nodeid"]
+__all__ = ["COSTS", "DEFAULT_OBJECTIVES", "Sweep", "SweepColumn", "SweepRule", "Variant",
+           "find_sweeps", "split_nodeid"]
 
-#: Longest metric name in a sweep column header before it is shortened.
-HEADER_LIMIT = 17
+#: The costs measured for every variant (see :mod:`pytest_rag.compare.sweep_costs`):
+#: name to what it counts.  Metrics of the registry that are costs
+#: (:attr:`~pytest_rag.registry.MetricSpec.cost`: latency, money, tokens) count too,
+#: named ``"stage.key"``.
+COSTS: dict[str, str] = {
+    "chunks": "chunks in the index",
+    "index_tokens": "tokens in the index (sum over the chunks)",
+    "topk_tokens": "mean tokens per query in the retrieved top K",
+    "context_tokens": "mean tokens per query in the packed context",
+}
+#: The objective when the rule names none: the first of these the sweep measured
+#: (then the first comparable metric with a direction, in pipeline order).
+DEFAULT_OBJECTIVES = ("end_to_end.task_success_rate", "end_to_end.answer_f1",
+                      "generation.answer_f1", "augmentation.context_sufficient",
+                      "retrieval.complete_evidence_recall", "retrieval.token_recall",
+                      "chunking.evidence_completeness")
+#: The costs when the rule names none: those measured, in this order.
+DEFAULT_COSTS = ("context_tokens", "topk_tokens", "index_tokens")
 
 
 def split_nodeid(nodeid: str) -> tuple[str, str | None]:
@@ -31,34 +55,193 @@ def split_nodeid(nodeid: str) -> tuple[str, str | None]:
 
 
 @dataclass(frozen=True)
-class Sweep:
-    """One test function's variants of one stage.
+class SweepRule:
+    """How a sweep decides (``@pytest.mark.rag_sweep(objective=..., cost=..., shipped=...)``).
 
-    ``values[i][j]`` is metric ``metrics[j]`` of variant ``variants[i]``
-    (``None``: not measured); ``best[j]`` holds the indices of the variants
-    with the best value of metric ``j`` (empty for informational metrics).
-    ``same`` counts the metrics equal in every variant (left out).
+    ``objective``: the metric to maximise (or minimise), ``"stage.key"``; ``None``:
+    :data:`DEFAULT_OBJECTIVES`.  ``cost``: cost names (:data:`COSTS` or a cost
+    metric's ``"stage.key"``), compared in order; ``None``: :data:`DEFAULT_COSTS`.
+    ``shipped``: the variant id the project ships; the run fails when another
+    variant beats it beyond noise at no higher cost.  ``require``: thresholds
+    (``"chunking.size_compliance >= 0.9"``) a variant must meet to be chosen or
+    to beat the shipped one; a variant whose test failed never is.
+    """
+
+    objective: str | None = None
+    cost: tuple[str, ...] | None = None
+    shipped: str | None = None
+    require: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"objective": self.objective,
+                "cost": None if self.cost is None else list(self.cost), "shipped": self.shipped,
+                "require": list(self.require)}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any] | None) -> SweepRule:
+        if not data:
+            return cls()
+        cost = data.get("cost")
+        return cls(data.get("objective"), None if cost is None else tuple(cost),
+                   data.get("shipped"), tuple(data.get("require", ())))
+
+    def missed(self, values: Mapping[str, float | None],
+               specs: Mapping[str, MetricSpec]) -> list[str]:
+        """The requirements that ``values`` (``"stage.key"`` to value) miss."""
+        from .thresholds import parse_threshold
+
+        out = []
+        for text in self.require:
+            threshold = parse_threshold(text, "rag_sweep", specs)
+            if not threshold.holds(values.get(threshold.name)):
+                out.append(text)
+        return out
+
+    @classmethod
+    def checked(cls, specs: Mapping[str, MetricSpec], objective: object = None,
+                cost: object = None, shipped: object = None,
+                require: object = ()) -> SweepRule:
+        """A rule from the marker's arguments; :class:`ValueError` names what is wrong."""
+        if objective is not None:
+            if not isinstance(objective, str) or objective not in specs:
+                raise ValueError(f"rag_sweep(objective={objective!r}): not a metric; give "
+                                 "'stage.key', e.g. 'augmentation.context_sufficient'")
+            if specs[objective].direction.value == "info":
+                raise ValueError(f"rag_sweep(objective={objective!r}): an informational "
+                                 "metric has no better direction")
+        names: tuple[str, ...] | None = None
+        if cost is not None:
+            names = (cost,) if isinstance(cost, str) else tuple(cost) if isinstance(
+                cost, (list, tuple)) else ()
+            known = [*COSTS, *(name for name, spec in specs.items() if spec.cost)]
+            for name in names or (cost,):
+                if not isinstance(name, str) or name not in known:
+                    raise ValueError(f"rag_sweep(cost={cost!r}): {name!r} is not a cost; "
+                                     f"known: {', '.join(known)}")
+        if shipped is not None and not isinstance(shipped, str):
+            raise ValueError(f"rag_sweep(shipped={shipped!r}): give the variant's id, a string")
+        required = (require,) if isinstance(require, str) else require
+        if not isinstance(required, (list, tuple)) or not all(
+                isinstance(text, str) for text in required):
+            raise ValueError(f"rag_sweep(require={require!r}): give thresholds like "
+                             "'chunking.size_compliance >= 0.9'")
+        from .thresholds import parse_threshold
+
+        for text in required:
+            try:
+                parse_threshold(text, "rag_sweep", specs)
+            except ValueError as error:
+                raise ValueError(f"rag_sweep(require=...): {error}") from None
+        return cls(objective, names, shipped, tuple(required))
+
+
+@dataclass(frozen=True)
+class Variant:
+    """What the plugin knows of one variant beyond its metrics: its knobs (parameter
+    names and values, in order) and its measured costs (:data:`COSTS`)."""
+
+    knobs: tuple[tuple[str, Any], ...] = ()
+    costs: Mapping[str, float] = field(default_factory=dict)
+    rule: SweepRule | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"knobs": [[name, value] for name, value in self.knobs],
+                "costs": dict(self.costs),
+                "rule": None if self.rule is None else self.rule.to_json()}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Variant:
+        rule = data.get("rule")
+        return cls(tuple((name, value) for name, value in data.get("knobs", ())),
+                   dict(data.get("costs", {})),
+                   None if rule is None else SweepRule.from_json(rule))
+
+
+@dataclass(frozen=True)
+class SweepColumn:
+    """One metric of a sweep: ``values[i]`` of variant ``i`` (``None``: not measured);
+    ``best``: the variants with the best value (only for comparable metrics of a
+    ``rag_sweep``); ``comparable``: whether it compares across the variants on
+    equal terms."""
+
+    stage: str
+    key: str
+    direction: str
+    comparable: bool
+    values: tuple[float | None, ...]
+    best: tuple[int, ...] = ()
+    per_query: tuple[Mapping[str, float | None], ...] = field(default=(), repr=False,
+                                                              compare=False)
+
+    @property
+    def name(self) -> str:
+        return f"{self.stage}.{self.key}"
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """One test function's variants.
+
+    ``columns``: the metrics that differ between variants, stages in pipeline
+    order; ``same``: how many are equal in every variant (left out);
+    ``costs``: ``(name, values per variant)``; ``knobs[i]``: variant ``i``'s
+    parameters; ``starred``: the test is marked ``rag_sweep`` (only then are
+    bests starred and a verdict given).
     """
 
     test: str
-    stage: str
     variants: tuple[str, ...]
-    metrics: tuple[str, ...]
-    values: tuple[tuple[float | None, ...], ...]
-    best: tuple[tuple[int, ...], ...]
+    knobs: tuple[tuple[tuple[str, Any], ...], ...]
+    columns: tuple[SweepColumn, ...]
+    costs: tuple[tuple[str, tuple[float | None, ...]], ...] = ()
     same: int = 0
-    #: Whether the variants sweep one knob (``@pytest.mark.rag_sweep``), so that a
-    #: best value means something; without it no best is marked.
     starred: bool = True
+    rule: SweepRule = SweepRule()
+    verdict: Verdict | None = None
+
+    @property
+    def stages(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(column.stage for column in self.columns))
+
+    @property
+    def knob_names(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(name for knobs in self.knobs for name, _ in knobs))
+
+    def knob(self, variant: int, name: str) -> Any:
+        return dict(self.knobs[variant]).get(name)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        stages: dict[str, dict[str, Any]] = {}
+        for column in self.columns:
+            stages.setdefault(column.stage, {"metrics": {}})["metrics"][column.key] = {
+                "values": dict(zip(self.variants, column.values)),
+                "best": [self.variants[i] for i in column.best],
+                "comparable": column.comparable, "direction": column.direction}
+        data: dict[str, Any] = {
             "variants": list(self.variants),
-            "metrics": {metric: {"values": dict(zip(self.variants, (row[j] for row in self.values))),
-                                 "best": [self.variants[i] for i in self.best[j]]}
-                        for j, metric in enumerate(self.metrics)},
-            "equal_in_every_variant": self.same,
-        }
+            "knobs": {variant: dict(knobs)
+                      for variant, knobs in zip(self.variants, self.knobs)},
+            "stages": stages, "equal_in_every_variant": self.same,
+            "costs": {name: dict(zip(self.variants, values)) for name, values in self.costs},
+            "rag_sweep": self.starred, "rule": self.rule.to_json(), "verdict": None}
+        verdict = self.verdict
+        if verdict is not None:
+            data["verdict"] = {
+                "objective": verdict.objective, "direction": verdict.direction,
+                "cost": list(verdict.cost), "rule": verdict.rule,
+                "best": _name(self.variants, verdict.best),
+                "recommended": _name(self.variants, verdict.recommended),
+                "reason": verdict.reason,
+                "tied_with_best": [v for v, s in zip(self.variants, verdict.standings) if s.tied],
+                "frontier": [v for v, s in zip(self.variants, verdict.standings) if s.frontier],
+                "variants": {v: s.to_json() for v, s in zip(self.variants, verdict.standings)},
+                "shipped": _name(self.variants, verdict.shipped),
+                "beaten_by": _name(self.variants, verdict.beaten_by), "gate": verdict.gate}
+        return data
+
+
+def _name(variants: Sequence[str], index: int | None) -> str | None:
+    return None if index is None else variants[index]
 
 
 def _best(values: Sequence[float | None], direction: str) -> tuple[int, ...]:
@@ -69,109 +252,107 @@ def _best(values: Sequence[float | None], direction: str) -> tuple[int, ...]:
     return tuple(i for v, i in measured if v == target)
 
 
+def _objective(rule: SweepRule, columns: Sequence[SweepColumn],
+               all_columns: Mapping[str, SweepColumn], specs: Mapping[str, MetricSpec],
+               count: int) -> SweepColumn | None:
+    if rule.objective is not None:
+        named = all_columns.get(rule.objective)
+        if named is None:  # not recorded: decided as "not measured", so a gate fails
+            stage, _, key = rule.objective.partition(".")
+            spec = specs.get(rule.objective)
+            named = SweepColumn(stage, key, spec.direction.value if spec else "higher", True,
+                                (None,) * count, (), ({},) * count)
+        return named
+    for name in DEFAULT_OBJECTIVES:
+        column = all_columns.get(name)
+        if column is not None and column.comparable and any(
+                v is not None for v in column.values):
+            return column
+    return next((c for c in columns if c.comparable and c.direction != "info"), None)
+
+
+def _sweep(base: str, members: Sequence[tuple[str, Any]], directions: Mapping[str, str],
+           specs: Mapping[str, MetricSpec], variants: Mapping[str, Variant],
+           starred: bool) -> Sweep:
+    names = tuple(dict.fromkeys(variant for variant, _ in members))
+    slot = {variant: i for i, variant in enumerate(names)}
+    tables: list[dict[str, float | None]] = [{} for _ in names]
+    queries: list[dict[str, Mapping[str, float | None]]] = [{} for _ in names]
+    derived: set[str] = set()
+    failed = [False] * len(names)
+    for variant, entry in members:
+        i = slot[variant]
+        failed[i] = failed[i] or getattr(entry, "outcome", "passed") == "failed"
+        for row in entry.rows:
+            tables[i][f"{entry.stage}.{row.key}"] = row.value
+        for key, values in getattr(entry, "per_query", {}).items():
+            queries[i][f"{entry.stage}.{key}"] = values
+        if entry.settings.get("relevance_from_evidence"):
+            derived.add(entry.stage)
+    order = {stage: index for index, stage in enumerate(STAGES)}
+    keys = list(dict.fromkeys(key for table in tables for key in table))
+    keys.sort(key=lambda name: order.get(name.partition(".")[0], len(order)))  # stable
+    info: dict[str, Variant] = {}
+    for variant, entry in members:
+        info.setdefault(variant, variants.get(entry.nodeid, Variant()))
+    all_columns: dict[str, SweepColumn] = {}
+    for name in keys:
+        stage, _, key = name.partition(".")
+        spec = specs.get(name)
+        comparable = not (spec is not None and spec.graded_by_chunk and stage in derived)
+        direction = directions.get(name, "info")
+        values = tuple(table.get(name) for table in tables)
+        best = _best(values, direction) if starred and comparable else ()
+        all_columns[name] = SweepColumn(stage, key, direction, comparable, values, best,
+                                        tuple(q.get(name, {}) for q in queries))
+    varying = [column for column in all_columns.values()
+               if len(set(column.values)) > 1 and any(v is not None for v in column.values)]
+    rule = next((v.rule for v in info.values() if v.rule is not None), SweepRule())
+    cost_names = [name for name in COSTS if any(name in v.costs for v in info.values())]
+    cost_names += [name for name in keys if name in specs and specs[name].cost
+                   and any(table.get(name) is not None for table in tables)]
+    costs = tuple((name, tuple(info[v].costs.get(name) if name in COSTS
+                               else tables[slot[v]].get(name) for v in names))
+                  for name in cost_names)
+    knobs = tuple(info[v].knobs for v in names)
+    verdict = None
+    objective = _objective(rule, varying, all_columns, specs, len(names)) if starred else None
+    if objective is not None:
+        by_name = dict(costs)
+        chosen = rule.cost if rule.cost is not None else tuple(
+            name for name in DEFAULT_COSTS if name in by_name)
+        matrix = [tuple(by_name.get(name, (None,) * len(names))[i] for name in chosen)
+                  for i in range(len(names))]
+        eligible = [not failed[i] and not rule.missed(tables[i], specs)
+                    for i in range(len(names))]
+        verdict = decide(names, objective.name, objective.direction, objective.values,
+                         objective.per_query, chosen, matrix, rule.shipped, eligible)
+    return Sweep(base, names, knobs, tuple(varying), costs, len(keys) - len(varying),
+                 starred, rule, verdict)
+
+
 def find_sweeps(entries: Sequence[Any], directions: Mapping[str, str],
-                marked: Collection[str] | None = None) -> list[Sweep]:
-    """Group scorecard entries (with ``nodeid``, ``stage`` and ``rows``) into sweeps.
+                marked: Collection[str] | None = None,
+                variants: Mapping[str, Variant] | None = None,
+                specs: Mapping[str, MetricSpec] = REGISTRY) -> list[Sweep]:
+    """Group scorecard entries (with ``nodeid``, ``stage``, ``settings``, ``rows`` and
+    ``per_query``) into sweeps, one per test function with at least two variants.
 
     ``directions`` maps ``"stage.key"`` to ``"higher"``, ``"lower"`` or ``"info"``.
-    Only test functions with at least two variants of a stage form a sweep.
     ``marked``: the test functions (node ids without the parameter part) whose
     variants sweep one knob; the others (``[chroma]``, ``[clapnq]``: different
-    datasets) are shown side by side with no best.  ``None``: all of them.
+    datasets) are shown side by side with no best and no verdict.  ``None``: all
+    of them.  ``variants``: knobs, costs and rule per node id.
     """
-    groups: dict[tuple[str, str], list[tuple[str, Any]]] = {}
+    groups: dict[str, list[tuple[str, Any]]] = {}
     for entry in entries:
         base, variant = split_nodeid(entry.nodeid)
         if variant is not None:
-            groups.setdefault((base, entry.stage), []).append((variant, entry))
+            groups.setdefault(base, []).append((variant, entry))
     sweeps = []
-    for (base, stage), members in groups.items():
-        if len(members) < 2:
+    for base, members in groups.items():
+        if len({variant for variant, _ in members}) < 2:
             continue
-        variants = tuple(variant for variant, _ in members)
-        tables = [{row.key: row.value for row in entry.rows} for _, entry in members]
-        keys = list(dict.fromkeys(key for table in tables for key in table))
-        varying = [key for key in keys
-                   if len({table.get(key) for table in tables}) > 1
-                   and any(table.get(key) is not None for table in tables)]
-        values = tuple(tuple(table.get(key) for key in varying) for table in tables)
-        starred = marked is None or base in marked
-        best = tuple(_best([row[j] for row in values], directions.get(f"{stage}.{key}", "info"))
-                     if starred else () for j, key in enumerate(varying))
-        sweeps.append(Sweep(base, stage, variants, tuple(varying), values, best,
-                            len(keys) - len(varying), starred))
+        sweeps.append(_sweep(base, members, directions, specs, variants or {},
+                             marked is None or base in marked))
     return sweeps
-
-
-def _cell(value: float | None, best: bool) -> str:
-    if value is None:
-        return "-"
-    return number_text(value) + ("*" if best else "")
-
-
-def _short(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit - 1] + "…"
-
-
-def header_lines(key: str, limit: int = HEADER_LIMIT) -> tuple[str, str]:
-    """A metric key as two header lines of at most ``limit`` characters, split after an
-    underscore (``("average_", "precision_at_k")``); ``("", key)`` when it fits on one.
-    A key that no split fits is shortened with ``…`` on the second line."""
-    if len(key) <= limit:
-        return "", key
-    splits = [i + 1 for i, char in enumerate(key) if char == "_"
-              and i + 1 <= limit and len(key) - i - 1 <= limit]
-    if not splits:
-        return "", _short(key, limit)
-    cut = min(splits, key=lambda i: abs(len(key) - 2 * i))  # the most even split
-    return key[:cut], key[cut:]
-
-
-def sweep_lines(sweep: Sweep, width: int = 80) -> list[str]:
-    """The sweep as terminal tables of at most ``width`` columns (metrics split across tables)."""
-    out = [f"{terminal_text(sweep.test)} [{sweep.stage}]: {len(sweep.variants)} variants "
-           + ("(* best per column)" if sweep.starred else
-              "(not a rag_sweep)")]
-    if not sweep.metrics:
-        return [*out, "  every metric is equal in every variant"]
-    names = [_short(terminal_text(v), 28) for v in sweep.variants]
-    first = max(len("variant"), *(len(n) for n in names))
-    columns = []
-    for j, metric in enumerate(sweep.metrics):
-        cells = [_cell(row[j], i in sweep.best[j]) for i, row in enumerate(sweep.values)]
-        top, bottom = header_lines(metric)
-        columns.append(((top, bottom), cells,
-                        max(len(top), len(bottom), *(len(c) for c in cells))))
-    start = 0
-    while start < len(columns):
-        used, end = 2 + first, start
-        while end < len(columns) and (end == start or used + 2 + columns[end][2] <= width):
-            used += 2 + columns[end][2]
-            end += 1
-        chunk = columns[start:end]
-        rows = [["", *(c[0][0] for c in chunk)]] if any(c[0][0] for c in chunk) else []
-        rows += [["variant", *(c[0][1] for c in chunk)],
-                 ["-" * first, *("-" * c[2] for c in chunk)]]
-        rows += [[names[i], *(c[1][i] for c in chunk)] for i in range(len(names))]
-        sizes = [first, *(c[2] for c in chunk)]
-        out.extend("  " + "  ".join(cell.ljust(size) for cell, size in zip(row, sizes)).rstrip()
-                   for row in rows)
-        start = end
-    if sweep.same:
-        out.append(f"  {sweep.same} metric{'s' if sweep.same != 1 else ''} equal in every variant")
-    return out
-
-
-def sweep_markdown(sweep: Sweep) -> str:
-    """The sweep as one GitHub Markdown table; the best value per column in bold."""
-    header = "| variant | " + " | ".join(f"`{m}`" for m in sweep.metrics) + " |"
-    rule = "|---|" + "---:|" * len(sweep.metrics)
-    body = []
-    for i, (variant, row) in enumerate(zip(sweep.variants, sweep.values)):
-        cells = []
-        for j, value in enumerate(row):
-            text = _cell(value, False)
-            cells.append(f"**{text}**" if i in sweep.best[j] else text)
-        body.append(f"| {markdown_code(variant)} | " + " | ".join(cells) + " |")
-    return "\n".join([f"### Sweep {markdown_code(sweep.test)} — {sweep.stage}", "", header, rule,
-                      *body])

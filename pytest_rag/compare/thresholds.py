@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from ..errors import unknown_names
 from ..registry import MetricSpec
 
 __all__ = ["SOURCES", "Allowance", "Threshold", "Tolerances", "parse_latency_tolerance",
@@ -67,10 +68,11 @@ def _known(stage: str, key: str, specs: Mapping[str, MetricSpec], text: str) -> 
     if f"{stage}.{key}" not in specs:
         stages = sorted({spec.stage for spec in specs.values()})
         if stage not in stages:
-            raise ValueError(f"{text!r}: unknown stage {stage!r}; known: {', '.join(stages)}")
+            raise ValueError(f"{text!r}: unknown stage {unknown_names([stage], stages)}; "
+                             f"known: {', '.join(stages)}")
         keys = [spec.key for spec in specs.values() if spec.stage == stage]
-        raise ValueError(f"{text!r}: unknown metric {key!r} of stage {stage!r}; "
-                         f"known: {', '.join(keys)}")
+        raise ValueError(f"{text!r}: unknown metric {unknown_names([key], keys)} of stage "
+                         f"{stage!r}; known: {', '.join(keys)}")
 
 
 def parse_threshold(text: str, source: str, specs: Mapping[str, MetricSpec]) -> Threshold:

@@ -14,13 +14,22 @@ from collections.abc import Mapping, Sequence
 from itertools import chain
 from typing import Any, Final, TypeVar
 
-from ..errors import unknown_names
+from ..errors import describe_value, unknown_names
+from .columns import plain_column
+from .fields import GOLD_FIELDS, RUN
 from .model import (
-    Chunk, Dataset, Document, Query, RunEntry, Vectors, assemble, chunk_ids, replaced,
+    Chunk,
+    Dataset,
+    Document,
+    Query,
+    RunEntry,
+    Vectors,
+    assemble,
+    chunk_ids,
+    field_defaults,
+    replaced,
 )
-from .parser import (
-    ID_LIST_FIELDS, MAX_GRADE, RUN_KEYS, Parser, check_vector_dimensions, describe_value,
-)
+from .parser import MAX_GRADE, FormatChecks, check_vector_dimensions
 
 __all__ = ["GOLD_QUERY_INPUTS", "RUN_INPUTS", "SECTION_INPUTS", "resolve_inputs"]
 
@@ -30,63 +39,6 @@ _STR: Final = frozenset({str})
 _LISTS: Final = frozenset({list, tuple})
 _DICT: Final = frozenset({dict})
 _INT: Final = frozenset({int})
-
-
-def _plain_id_lists(raws: list[Any]) -> list[tuple[str, ...] | None] | None:
-    """``parser.ids`` of every value (``None`` stays ``None``) when each is a list or
-    tuple of exact strings, checked in C over all values at once; else ``None``.
-
-    Such values are what ``Parser.ids`` copies to a tuple without a message, so
-    the result is the same; anything else is left to the parser, value by value.
-    """
-    given = [raw for raw in raws if raw is not None]
-    if not (set(map(type, given)) <= _LISTS and set(map(type, chain.from_iterable(given))) <= _STR):
-        return None
-    return [None if raw is None else tuple(raw) for raw in raws]
-
-
-def _plain_grades(raws: list[Any]) -> list[dict[str, int] | None] | None:
-    """``parser.relevant`` of every value (``None`` stays ``None``) when each is a plain
-    ``{str: int}`` dict with grades in ``[0, MAX_GRADE]``, checked in C over all
-    values at once; else ``None``.
-
-    Those are the mappings ``Parser.relevant`` copies without a message (an
-    empty one becoming ``None``), so the result is the same.
-    """
-    given = [raw for raw in raws if raw is not None]
-    if not (set(map(type, given)) <= _DICT and set(map(type, chain.from_iterable(given))) <= _STR):
-        return None
-    grades = list(chain.from_iterable(map(dict.values, given)))
-    if not set(map(type, grades)) <= _INT or (grades and not 0 <= min(grades) <= max(grades)
-                                               <= MAX_GRADE):
-        return None
-    return [(raw and dict(raw)) or None for raw in raws]
-
-
-def _plain_vectors(raws: list[Any]) -> list[Any] | None:
-    """``parser.run_field("query_vector", ...)`` of every value (``None`` stays ``None``)
-    when each is a one-dimensional float32 or float64 numpy array, all of one
-    dtype and one length, with only finite values, checked at once; else ``None``.
-
-    Those are the vectors ``Parser.matrix`` converts to float64 without a
-    message (a float64 one is kept as it is), so the values are the same.
-    """
-    import numpy as np
-
-    given = [raw for raw in raws if raw is not None]
-    if not given or set(map(type, given)) != {np.ndarray}:
-        return None
-    kinds = {(raw.dtype, raw.shape) for raw in given}
-    if len(kinds) != 1:
-        return None
-    dtype, shape = kinds.pop()
-    if dtype not in (np.float32, np.float64) or len(shape) != 1 or shape[0] == 0:
-        return None
-    stacked = np.stack(given).astype(np.float64, copy=False)
-    if not np.isfinite(stacked).all():
-        return None
-    rows = iter(given if dtype == np.float64 else stacked)
-    return [None if raw is None else next(rows) for raw in raws]
 
 
 def _plain_documents(value: Mapping[Any, Any]) -> tuple[Document, ...] | None:
@@ -104,25 +56,19 @@ def _plain_documents(value: Mapping[Any, Any]) -> tuple[Document, ...] | None:
 _Record = TypeVar("_Record", Query, RunEntry)
 
 #: Per-query gold inputs: keyword -> Query attribute.
-GOLD_QUERY_INPUTS: dict[str, str] = {
-    "relevant": "relevant",
-    "expected_evidence": "expected_evidence",
-    "reference_answer": "reference_answers",
-    "required_facts": "required_facts",
-    "expected_citations": "expected_citations",
-    "answerable": "answerable",
-}
-#: Per-query run inputs (FORMAT.md names).
-RUN_INPUTS: tuple[str, ...] = RUN_KEYS
+GOLD_QUERY_INPUTS: dict[str, str] = {key: row.attribute for key, row in GOLD_FIELDS.items()
+                                     if row.keyword}
+#: Per-query run inputs (the format's names).
+RUN_INPUTS: tuple[str, ...] = tuple(key for key, row in RUN.items() if row.keyword)
 #: Whole-dataset inputs.
 SECTION_INPUTS: tuple[str, ...] = (
     "documents", "chunks", "expected_chunks", "expected_metadata", "queries",
     "chunk_vectors", "sentence_vectors", "indexed_ids",
 )
-ALL_INPUTS: frozenset[str] = frozenset(GOLD_QUERY_INPUTS) | frozenset(RUN_INPUTS) | frozenset(SECTION_INPUTS)
+ALL_INPUTS: frozenset[str] = frozenset((*GOLD_QUERY_INPUTS, *RUN_INPUTS, *SECTION_INPUTS))
 
 
-def _query_mapping(parser: Parser, name: str, value: object) -> Mapping[str, Any]:
+def _query_mapping(parser: FormatChecks, name: str, value: object) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
         parser.fail(name, f"expected a mapping of query id to value "
                           f"(like {{'q1': ...}}), got {describe_value(value)}")
@@ -134,6 +80,7 @@ def _query_mapping(parser: Parser, name: str, value: object) -> Mapping[str, Any
 
 
 _ID: Final = operator.attrgetter("id")
+_QUERY_DEFAULTS: Final = field_defaults(Query)
 
 
 def _replaced(record: _Record, changes: Mapping[str, Any]) -> _Record:
@@ -142,7 +89,8 @@ def _replaced(record: _Record, changes: Mapping[str, Any]) -> _Record:
     return replaced(record, changes) if changes else record
 
 
-def _chunk_vectors(parser: Parser, value: object, dataset: Dataset) -> tuple[tuple[str, ...], Any]:
+def _chunk_vectors(parser: FormatChecks, value: object, dataset: Dataset
+                   ) -> tuple[tuple[str, ...], Any]:
     if isinstance(value, Mapping):
         return parser.chunk_vectors(value, "chunk_vectors")
     matrix = parser.matrix(value, "chunk_vectors", rows=True)
@@ -190,7 +138,7 @@ def resolve_inputs(dataset: Dataset | None, inputs: Mapping[str, Any],
     given = {name: value for name, value in inputs.items() if value is not None}
     if not given:
         return base
-    parser = Parser(SOURCE, objects=True, doc_id_key=doc_id_key)
+    parser = FormatChecks(SOURCE, objects=True, doc_id_key=doc_id_key)
 
     documents = base.documents
     if "documents" in given:
@@ -228,7 +176,8 @@ def resolve_inputs(dataset: Dataset | None, inputs: Mapping[str, Any],
             changes["chunk_ids"], changes["chunk_matrix"] = _chunk_vectors(
                 parser, given["chunk_vectors"], dataclasses.replace(base, chunks=chunks))
         if "sentence_vectors" in given:
-            changes["sentences"] = parser.sentence_vectors(given["sentence_vectors"], "sentence_vectors")
+            changes["sentences"] = parser.sentence_vectors(given["sentence_vectors"],
+                                                           "sentence_vectors")
         if "indexed_ids" in given:
             changes["indexed_ids"] = parser.ids(given["indexed_ids"], "indexed_ids")
         vectors = dataclasses.replace(vectors, **changes)
@@ -256,7 +205,8 @@ def resolve_inputs(dataset: Dataset | None, inputs: Mapping[str, Any],
         for query_id in mapping:
             if query_id not in known:
                 if fixed_queries:
-                    parser.fail(f"{name}[{query_id!r}]", f"query {query_id!r} is not in the dataset")
+                    parser.fail(f"{name}[{query_id!r}]",
+                                f"query {query_id!r} is not in the dataset")
                 known[query_id] = len(known)
                 new_ids.append(query_id)
     query_ids = old_ids + new_ids
@@ -269,27 +219,15 @@ def resolve_inputs(dataset: Dataset | None, inputs: Mapping[str, Any],
             continue
         mapping = per_query.get(name, {})
         raws = list(map(mapping.get, query_ids))
-        plain = _plain_grades(raws) if name == "relevant" else None
-        if plain is not None:  # every grade mapping is plain: nothing to report
+        plain = plain_column(GOLD_FIELDS[name], raws, MAX_GRADE)
+        if plain is not None:  # every value is plain: nothing to report
             for changes, value in zip(gold_changes, plain):
                 changes[attribute] = value
             continue
+        row, default = GOLD_FIELDS[name], _QUERY_DEFAULTS[attribute]
         for changes, query_id, raw in zip(gold_changes, query_ids, raws):
-            if raw is None:
-                changes[attribute] = None if attribute in ("relevant", "answerable") else ()
-                continue
-            place = f"{name}[{query_id!r}]"
-            if name == "relevant":
-                value = parser.relevant(raw, place)
-            elif name == "expected_evidence":
-                value = parser.evidence(raw, place)
-            elif name == "reference_answer":
-                value = parser.answers(raw, place)
-            elif name == "answerable":
-                value = parser.boolean(raw, place)
-            else:
-                value = parser.strings(raw, place)
-            changes[attribute] = value
+            changes[attribute] = (default if raw is None
+                                  else parser.convert(row, raw, f"{name}[{query_id!r}]"))
     old_count = len(queries)
     queries = ([_replaced(query, changes) for query, changes in zip(queries, gold_changes)]
                + [assemble(Query, {"id": query_id, **changes})
@@ -303,8 +241,7 @@ def resolve_inputs(dataset: Dataset | None, inputs: Mapping[str, Any],
     columns: list[tuple[str, list[Any], list[Any] | None]] = []
     for name, mapping in run_maps:
         raws = list(map(mapping.get, query_ids))
-        columns.append((name, raws, _plain_id_lists(raws) if name in ID_LIST_FIELDS
-                        else _plain_vectors(raws) if name == "query_vector" else None))
+        columns.append((name, raws, plain_column(RUN[name], raws, MAX_GRADE)))
     for index, query_id in enumerate(query_ids if run_maps else ()):
         fields: dict[str, Any] = {}
         for name, raws, plain in columns:
@@ -334,9 +271,13 @@ def resolve_inputs(dataset: Dataset | None, inputs: Mapping[str, Any],
     # the queries (evidence positions) is known to be the same.
     same_queries = (len(queries) == len(base.queries)
                     and all(map(operator.is_, queries, base.queries)))
+    all_chunks = parser.with_discovered(chunks)
+    discovered = (len(all_chunks) - len(chunks)
+                  + (base.discovered_chunks if chunks is base.chunks else 0))
     resolved = dataclasses.replace(
         base, source=base.source if dataset is not None else SOURCE,
-        documents=documents, chunks=parser.with_discovered(chunks), expected_chunks=expected_chunks,
+        documents=documents, chunks=all_chunks, expected_chunks=expected_chunks,
+        discovered_chunks=discovered,
         expected_metadata=expected_metadata, vectors=vectors,
         queries=base.queries if same_queries else tuple(queries), run=run,
         argument_inputs=base.argument_inputs | frozenset(given),

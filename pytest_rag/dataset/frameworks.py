@@ -37,16 +37,23 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from ..errors import DatasetError
+from ..settings import check_setting
 from ..text.locate import locate
 from .model import Chunk, Document
+
+if TYPE_CHECKING:
+    from ..text.occurrences import FirstOccurrences
 
 __all__ = ["FrameworkReader", "Piece", "check_doc_id_key", "derived_id", "read_object"]
 
 #: Metadata keys that may name a chunk's document, after the framework's parent id.
 DOC_ID_KEYS = ("doc_id", "source", "file_path")
+#: Documents at least this long get an index of first occurrences for placing
+#: objects by their text (shorter ones are scanned with ``str.find``).
+_INDEXED_LENGTH = 1 << 14
 
 
 @dataclass(frozen=True)
@@ -118,10 +125,10 @@ def read_object(value: object) -> Piece | None:
 
 
 def check_doc_id_key(value: object) -> str | None:
-    """Validate ``doc_id_key``: a metadata key (a non-empty string) or ``None``."""
-    if value is not None and (not isinstance(value, str) or not value):
-        raise TypeError(f"doc_id_key must be a metadata key (a non-empty string), got {value!r}")
-    return value
+    """Validate ``doc_id_key``: a metadata key (a non-empty string) or ``None``, by the
+    one rule of the settings table (:mod:`pytest_rag.settings`)."""
+    checked: str | None = check_setting("doc_id_key", value)
+    return checked
 
 
 def _short(text: str) -> str:
@@ -171,6 +178,17 @@ class FrameworkReader:
         self.discovered: dict[str, Chunk] = {}
         # A value's match, once per value: resolving a file path asks the file system.
         self._matches: dict[str, tuple[str | None, list[str]]] = {}
+        self._occurrence_index: dict[str, FirstOccurrences] = {}
+
+    def _occurrences(self, doc_id: str) -> FirstOccurrences:
+        """The index of first occurrences of a document's text, made once."""
+        index = self._occurrence_index.get(doc_id)
+        if index is None:
+            from ..text.occurrences import FirstOccurrences
+
+            index = self._occurrence_index[doc_id] = FirstOccurrences(
+                self._documents[doc_id].text)
+        return index
 
     def use_chunks(self, chunks: Sequence[Chunk]) -> None:
         """The chunks that objects in ranked lists are matched against (indexed when
@@ -288,7 +306,15 @@ class FrameworkReader:
             return start, end
         if not piece.text:
             self._fail(place, f"an empty {piece.kind} cannot be located in document {doc_id!r}")
-        found = locate(text, piece.text, search_from)
+        found = None
+        if not search_from and len(text) >= _INDEXED_LENGTH:
+            # The first exact occurrence, from an index of the document made once:
+            # text.find over a long document for every object is quadratic.
+            position = self._occurrences(doc_id).find(piece.text)
+            if position >= 0:
+                found = position, position + len(piece.text)
+        if found is None:
+            found = locate(text, piece.text, search_from)
         if found is None and search_from:
             found = locate(text, piece.text)
         if found is None:

@@ -7,72 +7,19 @@
 
 from __future__ import annotations
 
-import json
 import os
-from collections.abc import Iterable
+import re
 from pathlib import Path
 from typing import Any
 
 from ..errors import DatasetError, similar_file
-from ..text.locate import line_column
-from .gc_pause import collector_paused
-from .json_text import big_integer_place, lone_surrogate_place
+from ..escaping import quoted
+from .bounded_read import InvalidJson, decode_json
+from .caches import collector_paused
 from .model import Dataset
 from .parser import parse_dataset
 
-__all__ = ["load_dataset", "with_run"]
-
-
-class _DuplicateKey(Exception):
-    pass
-
-
-def _json_duplicate_place(text: str) -> tuple[str, str] | None:
-    """Where the first duplicate key of a JSON text is: ``(key, "line L, column C")``.
-
-    Only called once a duplicate is known: it re-reads the text with the pure
-    Python scanner, which lets each object's start be seen.
-    """
-    import json.decoder
-    import json.scanner
-
-    # Private helpers of the json package that typeshed does not declare.
-    json_decoder: Any = json.decoder
-    json_scanner: Any = json.scanner
-    whitespace = json_decoder.WHITESPACE.match
-    found: list[tuple[str, str]] = []
-
-    def keys_of(s: str, start: int) -> Iterable[tuple[str, int]]:
-        pos = whitespace(s, start + 1).end()
-        while s[pos] != "}":
-            key, after = json_decoder.scanstring(s, pos + 1)
-            yield key, pos
-            pos = whitespace(s, whitespace(s, after).end() + 1).end()   # past ':'
-            pos = whitespace(s, scan_once(s, pos)[1]).end()
-            if s[pos] == ",":
-                pos = whitespace(s, pos + 1).end()
-
-    def parse_object(s_and_end: tuple[str, int], strict: bool, scan: Any, object_hook: Any,
-                     object_pairs_hook: Any, memo: Any = None) -> tuple[Any, int]:
-        s, end = s_and_end
-        pairs, new_end = json_decoder.JSONObject(s_and_end, strict, scan, None, list, memo)
-        if len({key for key, _ in pairs}) != len(pairs):
-            seen: set[str] = set()
-            for key, pos in keys_of(s, end - 1):
-                if key in seen:
-                    found.append((key, line_column(s, pos)))
-                    raise _DuplicateKey
-                seen.add(key)
-        return dict(pairs), new_end
-
-    decoder: Any = json.JSONDecoder()
-    decoder.parse_object = parse_object
-    decoder.scan_once = scan_once = json_scanner.py_make_scanner(decoder)
-    try:
-        decoder.decode(text)
-    except (_DuplicateKey, ValueError, RecursionError):
-        pass
-    return found[0] if found else None
+__all__ = ["MAX_LOCATED_CHARACTERS", "load_dataset", "located", "with_run"]
 
 
 def _decode(path: Path, text: str) -> object:
@@ -81,40 +28,15 @@ def _decode(path: Path, text: str) -> object:
         from .safe_yaml import load_yaml
 
         return load_yaml(text, source)
-
-    def no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        result = dict(pairs)
-        if len(result) != len(pairs):
-            raise _DuplicateKey
-        return result
-
     try:
-        data = json.loads(text, object_pairs_hook=no_duplicates)
-    except json.JSONDecodeError as error:
-        raise DatasetError(source, f"line {error.lineno}, column {error.colno}",
-                           f"invalid JSON: {error.msg}") from None
-    except _DuplicateKey:
-        where = _json_duplicate_place(text)
-        if where is None:  # pragma: no cover - the slow scanner finds what the fast one did
-            raise DatasetError(source, "", "invalid JSON: an object has a duplicate key") from None
-        raise DatasetError(source, where[1], f"invalid JSON: duplicate key {where[0]!r}") from None
-    except RecursionError:
-        raise DatasetError(source, "", "invalid JSON: nested too deeply") from None
-    except ValueError as error:  # e.g. an integer of more digits than Python converts
-        big = big_integer_place(text)
-        if big is not None:
-            raise DatasetError(source, big[1], f"invalid JSON: an integer of {big[0]} digits, "
-                                               "more than Python converts") from None
-        raise DatasetError(source, "", f"invalid JSON: {error}") from None
-    place = lone_surrogate_place(text)
-    if place is not None:
-        raise DatasetError(source, place, "invalid JSON: a lone surrogate escape, which is not "
-                                          "text and cannot be written as UTF-8") from None
-    return data
+        return decode_json(text)
+    except InvalidJson as error:
+        raise DatasetError(source, error.place, f"invalid JSON: {error.problem}") from None
 
 
 def load_dataset(path: str | os.PathLike[str], *, run: str | os.PathLike[str] | None = None,
-                 allow_outside_paths: bool = False, split: str = "test") -> Dataset:
+                 allow_outside_paths: bool = False, split: str = "test",
+                 relevance_level: int = 1) -> Dataset:
     """Read a gold dataset (and optional run) from a file or folder.
 
     ``.yaml``/``.yml`` files are read as YAML, ``.json`` as JSON, both UTF-8 (a
@@ -123,7 +45,9 @@ def load_dataset(path: str | os.PathLike[str], *, run: str | os.PathLike[str] | 
     true.  YAML is read with a safe loader: no tag constructs an object.  An
     empty YAML file is an empty dataset.  Files of other tools are read as
     they are (:mod:`pytest_rag.dataset.sources`): a BEIR folder (the queries
-    of ``split``), a ragas ``.jsonl`` or ``.csv`` file, TREC qrels.
+    of ``split``), a ragas ``.jsonl`` or ``.csv`` file, TREC qrels (a document
+    is relevant from grade ``relevance_level`` on, trec_eval's ``-l``; other
+    files ignore it).
 
     ``run`` names a run file that replaces the dataset's run: a pytest-rag
     ``run`` section on its own (``.json``/``.yaml``, the bare mapping of query
@@ -135,9 +59,11 @@ def load_dataset(path: str | os.PathLike[str], *, run: str | os.PathLike[str] | 
     DatasetError
         For a missing, unreadable or invalid file, naming the file and the place.
     """
+    from ..settings import check_setting
     from .sources import KINDS_TEXT, read_source, source_kind
     from .sources.lines import read_dataset_text
 
+    check_setting("relevance_level", relevance_level)
     file = Path(path)
     source = str(path)
     try:
@@ -156,7 +82,8 @@ def load_dataset(path: str | os.PathLike[str], *, run: str | os.PathLike[str] | 
     # full collections walk all of them (a quarter of decoding a large run).
     with collector_paused():
         raw = (_decode(file, read_dataset_text(file)) if kind == "format"
-               else read_source(file, split=split, allow_outside_paths=allow_outside_paths))
+               else read_source(file, split=split, relevance_level=relevance_level,
+                                allow_outside_paths=allow_outside_paths))
         try:
             dataset = parse_dataset(raw, source=source,
                                     base_dir=file if kind == "beir" else file.parent,
@@ -164,7 +91,7 @@ def load_dataset(path: str | os.PathLike[str], *, run: str | os.PathLike[str] | 
         except DatasetError as error:
             if kind != "format" or error.source != source:
                 raise
-            from .places import located  # the text again, only now: the line and the id
+            # The text again, only now: the line and the id of the record in error.
 
             raise located(error, raw, read_dataset_text(file)) from None
         return dataset if run is None else with_run(dataset, Path(run))
@@ -178,7 +105,7 @@ def with_run(dataset: Dataset, path: Path) -> Dataset:
     """
     import dataclasses
 
-    from .parser import Parser, check_vector_dimensions
+    from .parser import FormatChecks, check_vector_dimensions
     from .sources import FORMAT_SUFFIXES, trec_run
     from .sources.lines import read_dataset_text
 
@@ -195,7 +122,88 @@ def with_run(dataset: Dataset, path: Path) -> Dataset:
         wanted = set(known)
         section = {topic: {"retrieved_ids": docs} for topic, docs in trec_run(path).items()
                    if topic in wanted}
-    parser = Parser(source)
+    parser = FormatChecks(source)
     run = parser.run_section({} if section is None else section, known, place)
     check_vector_dimensions(parser, dataset.vectors, run)
     return dataclasses.replace(dataset, run=run, run_source=(source, place))
+
+
+# -- where an error is, for a person -------------------------------------------------------
+#
+# The parser names a place by its path in the data (``queries[3].relevant``),
+# which makes users count list items.  :func:`located` adds, after the path,
+# the id of the query, document or chunk it is in and the line of the file
+# where the innermost part of the path that exists starts:
+# ``queries[3].relevant (query 'q4', line 12)``.  It runs only when an error
+# is raised: the file is composed (not constructed) by the YAML reader, which
+# also reads JSON, to find the line; a file it cannot compose, or one larger
+# than :data:`MAX_LOCATED_CHARACTERS`, gets the id alone.
+
+#: Beyond this size the line is not looked for (composing costs about a second per 20 MB).
+MAX_LOCATED_CHARACTERS = 50_000_000
+#: The sections whose items have ids, and what an item is called.
+_RECORDS = {"queries": "query", "documents": "document", "chunks": "chunk"}
+_HEAD = re.compile(r"(queries|documents|chunks|run|params)(?=[.\[]|$)")
+_STEP = re.compile(r"\[(\d+)\]|\.([^.\[]+)")
+
+
+def _steps(place: str) -> list[str | int] | None:
+    """The path of ``place`` as keys and indexes, or ``None`` when it is not a data path."""
+    head = _HEAD.match(place)
+    if head is None:
+        return None
+    steps: list[str | int] = [head.group(1)]
+    position = head.end()
+    while position < len(place):
+        step = _STEP.match(place, position)
+        if step is None:
+            break
+        steps.append(int(step.group(1)) if step.group(1) is not None else step.group(2))
+        position = step.end()
+    return steps
+
+
+def _line(text: str, steps: list[str | int]) -> int | None:
+    """The line (from 1) where the innermost existing node of ``steps`` starts."""
+    import yaml
+
+    loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        node = yaml.compose(text, Loader=loader)
+    except Exception:  # noqa: BLE001 - any reader failure: no line, the message stands
+        return None
+    line = None
+    for step in steps:
+        if isinstance(node, yaml.MappingNode) and isinstance(step, str):
+            node = next((value for key, value in node.value
+                         if isinstance(key, yaml.ScalarNode) and key.value == step), None)
+        elif isinstance(node, yaml.SequenceNode) and isinstance(step, int):
+            node = node.value[step] if step < len(node.value) else None
+        else:
+            node = None
+        if node is None:
+            break
+        line = node.start_mark.line + 1
+    return line
+
+
+def located(error: DatasetError, data: object, text: str) -> DatasetError:
+    """``error`` with the record's id and the line after its place (see the module);
+    ``error`` itself when its place is not a path into the data."""
+    steps = _steps(error.place)
+    if steps is None:
+        return error
+    notes = []
+    if steps[0] in _RECORDS and len(steps) > 1 and isinstance(steps[1], int):
+        section = data.get(steps[0]) if isinstance(data, dict) else None
+        item = (section[steps[1]] if isinstance(section, list) and steps[1] < len(section)
+                else None)
+        record_id = item.get("id") if isinstance(item, dict) else None
+        if isinstance(record_id, str) and record_id:
+            notes.append(f"{_RECORDS[str(steps[0])]} {quoted(record_id)}")
+    line = _line(text, steps) if len(text) <= MAX_LOCATED_CHARACTERS else None
+    if line is not None:
+        notes.append(f"line {line}")
+    if not notes:
+        return error
+    return DatasetError(error.source, f"{error.place} ({', '.join(notes)})", error.problem)

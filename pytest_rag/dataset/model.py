@@ -12,10 +12,13 @@ import dataclasses
 import functools
 import operator
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
-from typing import TYPE_CHECKING, Any, Final, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, Final, TypeVar, overload
+
+from .caches import DatasetCache, ObjectCache, cache_entry
+from .fields import gold_attributes
 
 if TYPE_CHECKING:
     import numpy as np
@@ -23,20 +26,14 @@ if TYPE_CHECKING:
 
     from ..text.tokens import TokenTable
 
-_Derived = TypeVar("_Derived")
-#: The key of :meth:`Dataset.corpus_derived`'s cache in a dataset's ``__dict__``.
-_CORPUS_CACHE: Final = "derived-corpus"
 _QUERY_ID: Final = operator.attrgetter("id")
 _DOC_ID: Final = operator.attrgetter("doc_id")
 _START: Final = operator.attrgetter("start")
 _END: Final = operator.attrgetter("end")
 
 __all__ = [
-    "documents_fingerprint",
     "Chunk",
     "ChunkTable",
-    "chunk_ids",
-    "chunk_spans",
     "Claim",
     "Dataset",
     "Document",
@@ -45,15 +42,10 @@ __all__ = [
     "Query",
     "RunEntry",
     "Vectors",
+    "chunk_ids",
+    "chunk_spans",
+    "documents_fingerprint",
 ]
-
-
-def _cached(cache: dict[str, Any], key: str, build: Callable[[], _Derived]) -> _Derived:
-    """``cache[key]``, built the first time (the record's ``__dict__``, as
-    :func:`functools.cached_property` does on a frozen dataclass)."""
-    if key not in cache:
-        cache[key] = build()
-    return cast("_Derived", cache[key])
 
 
 def _digest(*parts: str) -> str:
@@ -84,7 +76,7 @@ def documents_fingerprint(documents: Sequence[Document]) -> str | None:
 
 
 @dataclass(frozen=True)
-class Document:
+class Document(ObjectCache):
     """A source document: its id, full text and metadata.
 
     ``path`` is the absolute path of the file the text was read from (a
@@ -107,15 +99,6 @@ class Document:
     def fingerprint(self) -> str:
         """A digest of the id and text: equal for equal documents (metadata aside)."""
         return _digest(self.id, self.text)
-
-    def derived(self, name: str, build: Callable[[Document], _Derived]) -> _Derived:
-        """``build(self)``, computed once per document object and kept with it.
-
-        What the higher layers derive from the text alone (its Markdown blocks,
-        its word ids) hangs here, so that evaluating many chunkings of one
-        corpus does that work once, and the cache is freed with the document.
-        """
-        return _cached(self.__dict__, "derived:" + name, lambda: build(self))
 
 
 @dataclass(frozen=True)
@@ -340,12 +323,29 @@ class Query:
                 else getattr(self, name) for name in _GOLD_FIELDS]
         return _digest(json.dumps(gold, sort_keys=True, ensure_ascii=False, default=_plain))
 
+    def fingerprint_of(self, names: tuple[str, ...]) -> str:
+        """A digest of the gold fields ``names`` (attributes, as written; a ``relevant``
+        derived from evidence is not gold), kept with the query per tuple of names.
+
+        What one stage's baseline entry records
+        (:func:`~pytest_rag.dataset.fields.gold_attributes`):
+        it changes when a field that stage reads is edited, and only then.  It
+        never equals :attr:`fingerprint` (the field names are part of it).
+        """
+        import json
+
+        def build() -> str:
+            gold = {name: None if name == "relevant" and self.relevant_from_evidence
+                    else getattr(self, name) for name in names}
+            return _digest(json.dumps(gold, sort_keys=True, ensure_ascii=False, default=_plain))
+
+        return cache_entry(self.__dict__, "fingerprint:" + ",".join(names), build)
+
 
 #: What a :class:`Query` caches beside its fields (a test keeps this list complete).
 QUERY_CACHES: Final = frozenset({"fingerprint"})
 #: The fields of a query's gold: every field but the id.
-_GOLD_FIELDS: Final = tuple(f.name for f in dataclasses.fields(Query)
-                            if f.name not in ("id", "relevant_from_evidence"))
+_GOLD_FIELDS: Final = gold_attributes()
 
 
 @dataclass(frozen=True)
@@ -369,7 +369,7 @@ class RunEntry:
     total_tokens: float | None = None
 
 
-#: The fields of a run entry, in FORMAT.md order.
+#: The fields of a run entry, in the format's order (the field table, :mod:`.fields`).
 RUN_FIELDS: tuple[str, ...] = tuple(RunEntry.__dataclass_fields__)
 
 
@@ -402,7 +402,7 @@ class Vectors:
 
 
 @dataclass(frozen=True)
-class Dataset:
+class Dataset(DatasetCache):
     """A gold dataset with an optional run: everything the evaluators read.
 
     Attributes
@@ -423,6 +423,10 @@ class Dataset:
     run_source:
         ``(file, place prefix)`` when the run was read from a run file of its
         own (``load_dataset(run=...)``): errors about the run name that file.
+    discovered_chunks:
+        How many of the last :attr:`chunks` were not given but found in ranked
+        lists (framework objects in ``retrieved_ids=``, ...).  When every chunk
+        was found so, the chunk list is only what was retrieved, not the corpus.
     """
 
     source: str = "<arguments>"
@@ -437,6 +441,7 @@ class Dataset:
     expected: Mapping[str, Mapping[str, float | None]] | None = None
     argument_inputs: frozenset[str] = field(default=frozenset(), compare=False)
     run_source: tuple[str, str] | None = field(default=None, compare=False)
+    discovered_chunks: int = field(default=0, compare=False)
 
     @functools.cached_property
     def document_by_id(self) -> dict[str, Document]:
@@ -449,53 +454,6 @@ class Dataset:
         if isinstance(self.chunks, ChunkTable):
             return self.chunks.row_of
         return {chunk.id: i for i, chunk in enumerate(self.chunks) if chunk.id is not None}
-
-    def derived(self, name: str, build: Callable[[Dataset], _Derived]) -> _Derived:
-        """``build(self)``, computed once per dataset object and kept with it.
-
-        Higher layers hang what they derive from a dataset here (token
-        positions, for one), so that the cache is freed with the dataset and a
-        modified copy (``dataclasses.replace``) never sees a stale value.
-        """
-        return _cached(self.__dict__, "derived:" + name, lambda: build(self))
-
-    def corpus_derived(self, name: str, build: Callable[[Dataset], _Derived]) -> _Derived:
-        """``build(self)`` for what depends on the documents alone, kept with the corpus.
-
-        Like :meth:`derived`, but the cache is shared with every dataset that
-        :func:`~pytest_rag.dataset.arguments.resolve_inputs` makes from this
-        one with the same documents (``rag.chunking(chunks=...)`` on a
-        configured dataset): a sweep of chunkings does the corpus work once.
-        It is freed with the last of those datasets.
-        """
-        return _cached(self.__dict__.setdefault(_CORPUS_CACHE, {}), name, lambda: build(self))
-
-    def corpus_derived_for(self, name: str, key: object,
-                           build: Callable[[Dataset], _Derived]) -> _Derived:
-        """``build(self)`` for what depends on the documents and on ``key`` alone.
-
-        Kept with the corpus (:meth:`corpus_derived`) for the last ``key`` it
-        was built for: a later call whose key is that object, or equal to it,
-        gets the same value; another key replaces it.  The evaluations of a
-        sweep of chunkings over one configured dataset so place its gold
-        evidence once, and two stages given the same chunks place them once.
-        """
-        cache = self.__dict__.setdefault(_CORPUS_CACHE, {})
-        entry = cache.get("for:" + name)
-        if entry is None or not (entry[0] is key or entry[0] == key):
-            entry = cache["for:" + name] = (key, build(self))
-        return cast("_Derived", entry[1])
-
-    def gold_derived(self, name: str, build: Callable[[Dataset], _Derived]) -> _Derived:
-        """``build(self)`` for what depends on the documents and the queries alone
-        (:meth:`corpus_derived_for` the queries)."""
-        return self.corpus_derived_for(name, self.queries, build)
-
-    def share_corpus_cache(self, other: Dataset) -> None:
-        """Let this dataset use ``other``'s :meth:`corpus_derived` cache (same documents)."""
-        if other.documents is not self.documents:
-            raise ValueError("only a dataset with the same documents shares the corpus cache")
-        self.__dict__[_CORPUS_CACHE] = other.__dict__.setdefault(_CORPUS_CACHE, {})
 
     @property
     def query_ids(self) -> tuple[str, ...]:

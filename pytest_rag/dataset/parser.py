@@ -1,176 +1,79 @@
-"""The rules of the dataset format, version 1, for decoded data: :class:`Parser` and :func:`parse_dataset`.
+"""The rules of the dataset format, version 1, for decoded data: :func:`parse_dataset`.
 
 :func:`parse_dataset` checks an already decoded mapping (a file is read by
 :func:`pytest_rag.dataset.loading.load_dataset`).  Every rule of the format is enforced and each
 violation raises one :class:`~pytest_rag.errors.DatasetError` naming the file
-and the place (``queries[3].expected_evidence[0].end``).  The piecewise
-parsers of :class:`Parser` are shared with the evaluators' keyword arguments,
-so data passed in Python is checked by exactly the same rules.
+and the place (``queries[3].expected_evidence[0].end``).  The section checks of
+:class:`FormatChecks` also check the evaluators' keyword arguments: data passed in
+Python is checked by exactly the same rules.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import datetime
-import math
-import numbers
-import operator
-import reprlib
-import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final, NoReturn, SupportsInt, cast
+from typing import Any, Final
 
-from ..errors import DatasetError, did_you_mean, similar_file
+from ..errors import did_you_mean
+from ..errors import show_value as _show
 from ..registry import REGISTRY, STAGES
+from ..settings import SETTINGS, SettingError, check_settings
 from ..text.locate import locate, nearest_text
-from .bounded_read import UNREADABLE, NotARegularFile, read_text
-from .columns import QUERY_FIELDS, plain_queries, plain_run
+from .bounded_read import DocumentUnreadable, read_document
+from .columns import plain_chunks, plain_queries, plain_run, plain_spans, stack_vectors
+from .fields import QUERY, RUN, Field
 from .frameworks import FrameworkReader
 from .model import (
-    Chunk, ChunkTable, Claim, Dataset, Document, EvidenceSpan, Params, Query, RunEntry, Vectors,
+    Chunk,
+    Claim,
+    Dataset,
+    Document,
+    EvidenceSpan,
+    Params,
+    Query,
+    RunEntry,
+    Vectors,
     field_defaults,
 )
+from .values import (
+    _INT,
+    _STR,
+    ValueChecks,
+    _is_plain_data,
+    _join,
+    _only,
+    describe_value,
+)
 
-__all__ = ["FORMAT_ID", "MAX_FILE_BYTES", "MAX_JSON_BYTES", "MAX_YAML_BYTES", "Parser",
-           "dataset_limit", "parse_dataset"]
+__all__ = ["FORMAT_ID", "FormatChecks", "describe_value", "parse_dataset"]
 
 FORMAT_ID = "pytest-rag/v1"
 
 TOP_KEYS = ("format", "params", "documents", "chunks", "expected_chunks",
             "expected_metadata", "vectors", "queries", "run", "expected")
-PARAM_KEYS = ("k", "size_limits", "boundary_tolerance", "required_metadata",
-              "max_context_tokens", "abstain_phrases", "relevance_from_evidence")
+PARAM_KEYS = tuple(row.name for row in SETTINGS if row.params)
 DOCUMENT_KEYS = ("id", "text", "path", "metadata")
 CHUNK_KEYS = ("id", "doc_id", "start", "end", "text", "metadata")
 VECTOR_KEYS = ("chunks", "sentences", "indexed_ids")
-QUERY_KEYS = ("id", "question", "relevant", "expected_evidence", "reference_answer",
-              "required_facts", "expected_citations", "answerable")
+QUERY_KEYS = tuple(QUERY)
 EVIDENCE_KEYS = ("doc_id", "start", "end", "quote")
-RUN_KEYS = ("retrieved_ids", "reranked_ids", "context_ids", "answer", "cited_ids",
-            "abstained", "verified_claims", "task_success", "query_vector", "ann_ids",
-            "retrieval_latency_ms", "generation_latency_ms", "latency_ms", "cost_usd",
-            "total_tokens")
-ID_LIST_FIELDS = ("retrieved_ids", "reranked_ids", "context_ids", "cited_ids", "ann_ids")
+RUN_KEYS = tuple(RUN)
+ID_LIST_FIELDS = tuple(key for key, row in RUN.items() if row.kind in ("ids", "ranked_ids"))
 #: The ranked chunk lists, whose entries may also be chunk objects of a framework.
-RANKED_FIELDS = ("retrieved_ids", "reranked_ids", "context_ids")
-NUMBER_FIELDS = ("retrieval_latency_ms", "generation_latency_ms", "latency_ms",
-                 "cost_usd", "total_tokens")
+RANKED_FIELDS = tuple(key for key, row in RUN.items() if row.kind == "ranked_ids")
 CLAIM_KEYS = ("claim", "supported")
 
 #: The largest relevance grade: its nDCG gain 2**grade - 1 must stay a finite float
 #: even summed over a long list.
 MAX_GRADE = 100
-#: Files larger than this are refused rather than read into memory (``path:``
-#: documents, baselines, reports).
-MAX_FILE_BYTES = 512 * 1024 * 1024
-#: Dataset files are held to less: loading takes about 10 bytes of memory per
-#: byte of JSON (JSON Lines, CSV, TREC lines alike) and about 82 per byte of
-#: YAML (measured), so any accepted dataset file loads within about 1.7 GiB.
-MAX_JSON_BYTES = 160 * 1024 * 1024
-MAX_YAML_BYTES = 20 * 1024 * 1024
-#: The deepest nesting of mappings and lists a free-form value (metadata) may
-#: have; deeper values would exhaust Python's recursion in comparisons.
-MAX_NESTING = 100
-
-
-#: Bytes of memory per byte of file while a dataset loads, measured (README "Reliability").
-MEMORY_PER_BYTE = {"JSON": 10, "YAML": 82}
-
-
-def dataset_kind(path: Path) -> str:
-    """``"YAML"`` for ``.yaml``/``.yml``, else ``"JSON"`` (JSON Lines, CSV and TREC lines
-    load like JSON)."""
-    return "YAML" if path.suffix.lower() in (".yaml", ".yml") else "JSON"
-
-
-def dataset_limit(path: Path) -> int:
-    """The size limit of a dataset file (:data:`MAX_YAML_BYTES`, :data:`MAX_JSON_BYTES`)."""
-    return MAX_YAML_BYTES if dataset_kind(path) == "YAML" else MAX_JSON_BYTES
-
-
-_STR: Final = frozenset({str})
-_INT: Final = frozenset({int})
-_PLAIN_CHUNK_KEYS: Final = ("id", "doc_id", "start", "end")
 #: What a query field is when its file key is absent or null.
 _QUERY_DEFAULTS: Final = field_defaults(Query)
-_plain_chunk_columns: Final = tuple(map(operator.itemgetter, _PLAIN_CHUNK_KEYS))
-_plain_span_fields: Final = operator.itemgetter("doc_id", "start", "end")
 
 
-def _only(items: Iterable[object], types: frozenset[type]) -> bool:
-    """Whether every item's exact type is in ``types`` (one C-level pass, no per-item call)."""
-    return set(map(type, items)) <= types
-
-
-def _is_bool(value: object) -> bool:
-    """``True`` for a boolean, also numpy's (which is not a number here)."""
-    if isinstance(value, bool):
-        return True
-    numpy = sys.modules.get("numpy")
-    return numpy is not None and isinstance(value, numpy.bool_)
-
-
-def _is_plain_data(value: object) -> bool:
-    """What a JSON or YAML file can hold (and numbers of numpy): not an object of a library."""
-    return value is None or isinstance(value, (str, bytes, numbers.Number, Mapping, list, tuple,
-                                               set, frozenset, datetime.date))
-
-
-def _type_name(value: object) -> str:
-    if value is None:
-        return "null"
-    if _is_bool(value):
-        return "a boolean"
-    if isinstance(value, numbers.Number):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, Mapping):
-        return "a mapping"
-    if isinstance(value, (list, tuple)):
-        return "a list"
-    if isinstance(value, (set, frozenset)):
-        return "a set"
-    if isinstance(value, datetime.datetime):
-        return "a date and time"
-    if isinstance(value, datetime.date):
-        return "a date"
-    name = type(value).__name__
-    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
-
-
-_REPR = reprlib.Repr()
-_REPR.maxstring = _REPR.maxother = 60
-_REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = _REPR.maxset = 6
-_REPR.maxlevel = 3
-
-
-def _show(value: object) -> str:
-    """A short, safe rendering of a value for a message (dates as in the file)."""
-    if isinstance(value, (datetime.date, datetime.datetime)):
-        return value.isoformat()
-    if isinstance(value, str):
-        text = repr(value[:60])
-    elif isinstance(value, numbers.Number) and hasattr(value, "item"):
-        text = repr(value.item())  # a numpy scalar, shown as the plain number
-    else:
-        try:
-            text = _REPR.repr(value)
-        except Exception:  # a foreign object whose repr fails
-            text = f"<{type(value).__name__}>"
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def describe_value(value: object) -> str:
-    """``a number 7``, ``a string 'x'``, ``null``: what arrived, for a message."""
-    if value is None:
-        return "null"
-    return f"{_type_name(value)} {_show(value)}"
-
-
-class Parser:
-    """Validating converters from decoded data to :mod:`pytest_rag.dataset.model` objects.
+class FormatChecks(ValueChecks):
+    """The format's checks of decoded sections, which build the :mod:`pytest_rag.dataset.model`
+    objects of data that passes them (it reads no text: files are decoded first).
 
     Parameters
     ----------
@@ -221,181 +124,20 @@ class Parser:
             return chunks
         return (*chunks, *self._frameworks.discovered.values())
 
-    # -- primitives ---------------------------------------------------------
-    def fail(self, place: str, problem: str) -> NoReturn:
-        raise DatasetError(self.source, place, problem)
-
-    def free_form(self, value: Mapping[str, Any], place: str) -> dict[str, Any]:
-        """A metadata mapping, refused when nested deeper than :data:`MAX_NESTING`."""
-        path = _too_deep(value, MAX_NESTING)
-        if path is not None:
-            self.fail(place + path, f"nested deeper than {MAX_NESTING} levels")
-        return dict(value)
-
-    def mapping(self, value: object, place: str, allowed: Sequence[str] | None = None,
-                required: Sequence[str] = ()) -> Mapping[str, Any]:
-        if not isinstance(value, Mapping):
-            self.fail(place, f"expected a mapping, got {describe_value(value)}")
-        for key in () if allowed is None and _only(value, _STR) else value:
-            if not isinstance(key, str):
-                self.fail(place, f"keys must be strings, got {describe_value(key)}")
-            if allowed is not None and key not in allowed:
-                self.fail(_join(place, key), f"unknown key{did_you_mean(key, allowed)}")
-        for key in required:
-            if value.get(key) is None:
-                self.fail(place, f"missing required key {key!r}")
-        return value
-
-    def sequence(self, value: object, place: str) -> Sequence[Any]:
-        if type(value) is list or type(value) is tuple:  # the common case, without ABC checks
-            return value
-        if (isinstance(value, (str, bytes, bytearray, Mapping, set, frozenset))
-                or not isinstance(value, Iterable) or getattr(value, "ndim", None) == 0):
-            self.fail(place, f"expected a list, got {describe_value(value)}")
-        return value if isinstance(value, Sequence) else list(value)
-
-    def string(self, value: object, place: str) -> str:
-        if not isinstance(value, str):
-            self.fail(place, f"expected a string, got {describe_value(value)}")
-        return str(value)
-
-    def identifier(self, value: object, place: str) -> str:
-        text = self.string(value, place)
-        if not text:
-            self.fail(place, "an id must not be empty")
-        return text
-
-    def strings(self, value: object, place: str) -> tuple[str, ...]:
-        items = self.sequence(value, place)
-        if _only(items, _STR):  # str(item) is the item itself
-            return tuple(items)
-        return tuple(self.string(item, f"{place}[{i}]") for i, item in enumerate(items))
-
-    def ids(self, value: object, place: str) -> tuple[str, ...]:
-        items = self.sequence(value, place)
-        if _only(items, _STR):  # checked in C; anything else gets the itemised message
-            return tuple(items)
-        return self.strings(items, place)
-
-    def boolean(self, value: object, place: str) -> bool:
-        if not _is_bool(value):
-            self.fail(place, f"expected true or false, got {describe_value(value)}")
-        return bool(value)
-
-    def integer(self, value: object, place: str, minimum: int | None = None) -> int:
-        if _is_bool(value) or not isinstance(value, numbers.Real):
-            self.fail(place, f"expected a whole number, got {describe_value(value)}")
-        if isinstance(value, numbers.Integral):
-            number = int(value)
-        else:
-            try:
-                whole = float(value).is_integer()
-            except OverflowError:
-                whole = False
-            if not whole:
-                self.fail(place, f"expected a whole number, got {describe_value(value)}")
-            number = int(cast(SupportsInt, value))
-        if minimum is not None and number < minimum:
-            self.fail(place, f"must be >= {minimum}, got {number}")
-        return number
-
-    def number(self, value: object, place: str, minimum: float | None = None) -> float:
-        if _is_bool(value) or not isinstance(value, numbers.Real):
-            self.fail(place, f"expected a number, got {describe_value(value)}")
-        try:
-            number = float(value)
-        except OverflowError:
-            number = math.inf if cast(float, value) > 0 else -math.inf
-        if not math.isfinite(number):
-            self.fail(place, f"must be a finite number, got {_show(value)}")
-        if minimum is not None and number < minimum:
-            self.fail(place, f"must be >= {minimum:g}, got {number:g}")
-        return number
-
-    def matrix(self, value: object, place: str, *, rows: bool) -> Any:
-        """A finite float64 vector (``rows=False``) or matrix of row vectors.
-
-        A float32 array of row vectors is kept as it is, without a float64
-        copy: the stages read it a block at a time and compute in float64.
-        """
-        import numpy as np
-
-        if isinstance(value, np.ndarray):
-            array = value
-            if array.dtype.kind not in "iuf":
-                self.fail(place, f"expected numbers, got an array of {array.dtype}")
-            want = 2 if rows else 1
-            if rows and array.ndim == 1 and array.shape[0] == 0:
-                array = array.reshape(0, 0)
-            if array.ndim != want:
-                self.fail(place, f"expected a {'list of vectors' if rows else 'vector'}, "
-                                 f"got an array of {array.ndim} dimensions")
-            if array.shape[-1] == 0 and not (rows and array.shape[0] == 0):
-                self.fail(place, "a vector must have at least one dimension")
-            if not (rows and array.dtype == np.float32):
-                array = np.asarray(array, dtype=np.float64)
-            # The row sums first, one BLAS product with a vector of ones at
-            # memory speed: a NaN or an infinity makes its row's sum
-            # non-finite.  Only then (or when finite values overflow a sum) is
-            # every value checked, which also finds the first bad one.
-            with np.errstate(over="ignore", invalid="ignore"):
-                sums = array @ np.ones(array.shape[-1], dtype=array.dtype)
-            if not np.isfinite(sums).all() and not np.isfinite(array).all():
-                bad = np.argwhere(~np.isfinite(array))[0]
-                where = "".join(f"[{int(i)}]" for i in bad)
-                self.fail(f"{place}{where}",
-                          f"must be a finite number, got {_show(float(array[tuple(bad)]))}")
-            return array
-        if rows:
-            matrix = [self._vector_items(row, f"{place}[{i}]")
-                      for i, row in enumerate(self.sequence(value, place))]
-            if not matrix:
-                return np.zeros((0, 0), dtype=np.float64)
-            first = len(matrix[0])
-            for i, row in enumerate(matrix):
-                if len(row) != first:
-                    self.fail(f"{place}[{i}]", f"has {len(row)} dimensions, "
-                                               f"{place}[0] has {first}")
-            return np.asarray(matrix, dtype=np.float64)
-        return np.asarray(self._vector_items(value, place), dtype=np.float64)
-
-    def _vector_items(self, value: object, place: str) -> list[float]:
-        items = self.sequence(value, place)
-        if not items:
-            self.fail(place, "a vector must have at least one dimension")
-        return [self.number(item, f"{place}[{j}]") for j, item in enumerate(items)]
-
     # -- sections -----------------------------------------------------------
     def params(self, value: object, place: str = "params") -> Params:
         raw = self.mapping(value, place, PARAM_KEYS)
-        get = raw.get
-        size_limits = None
-        if get("size_limits") is not None:
-            pair = self.sequence(raw["size_limits"], f"{place}.size_limits")
-            if len(pair) != 2:
-                self.fail(f"{place}.size_limits", f"expected [min, max], got {_show(pair)}")
-            low = self.integer(pair[0], f"{place}.size_limits[0]", 0)
-            high = self.integer(pair[1], f"{place}.size_limits[1]", 0)
-            if low > high:
-                self.fail(f"{place}.size_limits", f"min {low} is greater than max {high}")
-            size_limits = (low, high)
-        return Params(
-            k=None if get("k") is None else self.integer(raw["k"], f"{place}.k", 1),
-            size_limits=size_limits,
-            boundary_tolerance=None if get("boundary_tolerance") is None else self.integer(
-                raw["boundary_tolerance"], f"{place}.boundary_tolerance", 0),
-            required_metadata=None if get("required_metadata") is None else self.strings(
-                raw["required_metadata"], f"{place}.required_metadata"),
-            max_context_tokens=None if get("max_context_tokens") is None else self.integer(
-                raw["max_context_tokens"], f"{place}.max_context_tokens", 0),
-            abstain_phrases=None if get("abstain_phrases") is None else self.strings(
-                raw["abstain_phrases"], f"{place}.abstain_phrases"),
-            relevance_from_evidence=None if get("relevance_from_evidence") is None
-            else self.boolean(raw["relevance_from_evidence"],
-                              f"{place}.relevance_from_evidence"),
-        )
+        try:  # the one validation of every setting (pytest_rag.settings)
+            return Params(**check_settings(raw, place))
+        except SettingError as error:
+            self.fail(error.place, error.problem)
 
     def documents_section(self, value: object, place: str = "documents") -> tuple[Document, ...]:
+        if isinstance(value, Mapping) and "glob" in value:  # documents: {glob: "docs/*.md"}
+            from .bounded_read import MAX_FILE_BYTES
+            from .sources.globbing import glob_documents
+
+            value = glob_documents(self, value, place, MAX_FILE_BYTES)
         documents: list[Document] = []
         for i, item in enumerate(self.sequence(value, place)):
             where = f"{place}[{i}]"
@@ -435,30 +177,9 @@ class Parser:
             self.fail(place, f"{_show(name)} is not a file name")
         base = self.base_dir if self.base_dir is not None else Path.cwd()
         try:
-            path = (base / name).resolve()
-        except (OSError, ValueError, RuntimeError) as error:  # e.g. a symlink loop
-            self.fail(place, f"cannot resolve document file {name!r}: {error}")
-        if not self.allow_outside_paths:
-            root = base.resolve()
-            if path != root and root not in path.parents:
-                self.fail(place, f"{name!r} is outside the dataset's folder {str(root)!r} "
-                                 "(allow it with allow_outside_paths=True, --allow-outside-paths "
-                                 "on the command line, or the ini option "
-                                 "rag_allow_outside_paths)")
-        try:
-            # Bytes, then decode: no newline translation, offsets refer to the exact text.
-            return read_text(path, MAX_FILE_BYTES), str(path)
-        except NotARegularFile as error:
-            if error.kind == "a directory":
-                self.fail(place, f"document file {name!r} is a directory ({str(path)!r})")
-            self.fail(place, f"document file {name!r} {error} ({str(path)!r})")
-        except UNREADABLE as error:
-            self.fail(place, f"document file {name!r} {error}")
-        except (FileNotFoundError, NotADirectoryError):
-            self.fail(place, f"document file {name!r} not found (looked at {str(path)!r})"
-                             f"{similar_file(path, name)}")
-        except OSError as error:
-            self.fail(place, f"cannot read document file {name!r}: {error.strerror or error}")
+            return read_document(name, base, allow_outside=self.allow_outside_paths)
+        except DocumentUnreadable as error:
+            self.fail(place, str(error))
 
     def _doc_id(self, raw: Mapping[str, Any], where: str) -> str:
         if raw.get("doc_id") is None:
@@ -498,13 +219,14 @@ class Parser:
         return start, end
 
     def chunks_section(self, value: object, place: str, *, ids_required: bool) -> Sequence[Chunk]:
-        plain = self._plain_chunks(self.sequence(value, place))
+        items = self.sequence(value, place)  # an iterator is read once, here
+        plain = plain_chunks(items, self._document_lengths())
         if plain is not None:
             return plain
         chunks: list[Chunk] = []
         seen: set[str] = set()
         search_from: dict[str, int] = {}
-        for i, item in enumerate(self.sequence(value, place)):
+        for i, item in enumerate(items):
             where = f"{place}[{i}]"
             if self.objects and not isinstance(item, Chunk) and (
                     isinstance(item, str) or not _is_plain_data(item)):
@@ -562,44 +284,6 @@ class Parser:
             self.free_form(chunk.metadata, f"{place}.metadata")
         return chunk
 
-    def _plain_chunks(self, items: Sequence[Any]) -> ChunkTable | None:
-        """The chunks, checked column by column and kept as columns, when every
-        item is a plain ``{"id", "doc_id", "start", "end"}`` dict that passes every rule.
-
-        ``None`` otherwise: the item-by-item path then finds (and names) the
-        first problem, so this changes no result and no message.
-        """
-        if (not items or set(map(type, items)) != {dict}
-                or set(map(len, items)) != {len(_PLAIN_CHUNK_KEYS)}):
-            return None
-        try:
-            ids, doc_ids, starts, ends = (tuple(map(column, items))
-                                          for column in _plain_chunk_columns)
-        except KeyError:
-            return None
-        if not (_only(ids, _STR) and _only(doc_ids, _STR) and _only(starts, _INT)
-                and _only(ends, _INT) and all(ids)):
-            return None
-        index = dict(zip(ids, range(len(ids))))
-        if len(index) != len(ids):
-            return None
-        import numpy as np
-
-        count = len(ids)
-        try:  # every doc_id is a str, so only an unknown one fails
-            limits = np.fromiter(map(self._document_lengths().__getitem__, doc_ids),
-                                 dtype=np.int64, count=count)
-        except KeyError:
-            return None
-        try:
-            low = np.fromiter(starts, dtype=np.int64, count=count)
-            high = np.fromiter(ends, dtype=np.int64, count=count)
-        except OverflowError:
-            return None
-        if not ((low >= 0) & (low <= high) & (high <= limits)).all():
-            return None
-        return ChunkTable.of(ids, doc_ids, starts, ends, index)
-
     def expected_metadata(self, value: object, place: str = "expected_metadata"
                           ) -> dict[str, dict[str, Any]]:
         raw = self.mapping(value, place)
@@ -627,7 +311,7 @@ class Parser:
         ids = tuple(raw)
         if not ids:
             return (), None
-        stacked = _stack_vectors(list(raw.values()))
+        stacked = stack_vectors(list(raw.values()))
         if stacked is not None:
             return ids, stacked
         rows = [self.matrix(raw[chunk_id], _join(place, chunk_id), rows=False) for chunk_id in ids]
@@ -671,7 +355,7 @@ class Parser:
 
     def evidence(self, value: object, place: str) -> tuple[EvidenceSpan, ...]:
         items = self.sequence(value, place)
-        plain = self._plain_spans(items)
+        plain = plain_spans(items, self._document_lengths())
         if plain is not None:
             return plain
         spans: dict[EvidenceSpan, None] = {}
@@ -702,25 +386,6 @@ class Parser:
             spans[EvidenceSpan(doc_id, offsets[0], offsets[1])] = None
         return tuple(spans)
 
-    def _plain_spans(self, items: Sequence[Any]) -> tuple[EvidenceSpan, ...] | None:
-        """The spans when every item is a plain ``{"doc_id", "start", "end"}`` dict
-        that passes every rule; ``None`` otherwise (then the item-by-item path
-        finds and names the first problem)."""
-        lengths = self._document_lengths()
-        spans: dict[EvidenceSpan, None] = {}
-        for item in items:
-            if type(item) is not dict or len(item) != 3:
-                return None
-            try:
-                doc_id, start, end = _plain_span_fields(item)
-            except KeyError:
-                return None
-            if (type(doc_id) is not str or type(start) is not int or type(end) is not int
-                    or not 0 <= start <= end <= lengths.get(doc_id, -1)):
-                return None
-            spans[EvidenceSpan(doc_id, start, end)] = None
-        return tuple(spans)
-
     def _document_lengths(self) -> dict[str, int]:
         """Text length of every known document (kept until a document is added)."""
         if len(self._lengths) != len(self.documents):
@@ -744,20 +409,21 @@ class Parser:
                 value.expected_evidence, f"{place}.expected_evidence"))
         raw = self.mapping(value, place, QUERY_KEYS, required=("id",))
         fields: dict[str, Any] = {"id": self.identifier(raw["id"], f"{place}.id")}
-        for key, attribute in QUERY_FIELDS.items():  # in file order: the first problem is named
+        for key, row in QUERY.items():  # in file order: the first problem is named
             if key != "id":
                 item = raw.get(key)
-                fields[attribute] = (_QUERY_DEFAULTS[attribute] if item is None
-                                     else self._query_field(key, item, f"{place}.{key}"))
+                fields[row.attribute] = (_QUERY_DEFAULTS[row.attribute] if item is None
+                                         else self.convert(row, item, f"{place}.{key}"))
         return Query(**fields)
 
     def queries_section(self, value: object, place: str = "queries") -> tuple[Query, ...]:
-        plain = plain_queries(value, self._query_field, MAX_GRADE)
+        items = self.sequence(value, place)  # an iterator is read once, here
+        plain = plain_queries(items, self._query_field, MAX_GRADE)
         if plain is not None:  # every query plain and valid, checked column by column
             return plain
         queries: list[Query] = []
         seen: set[str] = set()
-        for i, item in enumerate(self.sequence(value, place)):
+        for i, item in enumerate(items):
             query = self.query(item, f"{place}[{i}]")
             if query.id in seen:
                 self.fail(f"{place}[{i}].id", f"duplicate query id {query.id!r}")
@@ -765,24 +431,21 @@ class Parser:
             queries.append(query)
         return tuple(queries)
 
-    def _query_field(self, key: str, value: object, place: str | None = None) -> Any:
-        """One query field (not ``None``) by its file key, converted, its errors at
-        ``place`` (the key itself for the column-by-column path, which shows no place:
-        a problem sends it through :meth:`query` again)."""
-        where = key if place is None else place
-        if key == "relevant":
-            return self.relevant(value, where)
-        if key == "expected_evidence":
-            return self.evidence(value, where)
-        if key == "reference_answer":
-            return self.answers(value, where)
-        if key in ("required_facts", "expected_citations"):
-            return self.strings(value, where)
-        if key == "question":
-            return self.string(value, where)
-        if key == "answerable":
-            return self.boolean(value, where)
-        raise AssertionError(key)  # pragma: no cover
+    def _query_field(self, key: str, value: object) -> Any:
+        """One query field (not ``None``) by its file key, its errors at the key itself
+        (for the column-by-column path, which shows no place: a problem sends it
+        through :meth:`query` again)."""
+        return self.convert(QUERY[key], value, key)
+
+    def convert(self, row: Field, value: object, place: str) -> Any:
+        """The value (not ``None``) of the field ``row`` of the table
+        (:mod:`pytest_rag.dataset.fields`), checked and converted by its kind."""
+        if row.kind == "ranked_ids" and self.objects:
+            items = self.sequence(value, place)
+            if _only(items, _STR):
+                return tuple(items)
+            return tuple(self._ranked_id(item, f"{place}[{i}]") for i, item in enumerate(items))
+        return _CONVERTERS[row.kind](self, value, place)
 
     def claims(self, value: object, place: str) -> tuple[Claim, ...]:
         claims = []
@@ -800,26 +463,7 @@ class Parser:
 
     def run_field(self, name: str, value: object, place: str) -> Any:
         """One run field, converted; ``None`` stays ``None``."""
-        if value is None:
-            return None
-        if name in RANKED_FIELDS and self.objects:
-            items = self.sequence(value, place)
-            if _only(items, _STR):
-                return tuple(items)
-            return tuple(self._ranked_id(item, f"{place}[{i}]") for i, item in enumerate(items))
-        if name in ID_LIST_FIELDS:
-            return self.ids(value, place)
-        if name in NUMBER_FIELDS:
-            return self.number(value, place, 0)
-        if name == "answer":
-            return self.string(value, place)
-        if name in ("abstained", "task_success"):
-            return self.boolean(value, place)
-        if name == "verified_claims":
-            return self.claims(value, place)
-        if name == "query_vector":
-            return self.matrix(value, place, rows=False)
-        raise AssertionError(name)  # pragma: no cover
+        return None if value is None else self.convert(RUN[name], value, place)
 
     def _ranked_id(self, item: object, place: str) -> str:
         """An id of a ranked list: the id, or the chunk a framework object stands for."""
@@ -856,78 +500,32 @@ class Parser:
                 run[query_id] = self.run_entry(entry, _join(place, query_id))
         return run
 
-    def expected(self, value: object, place: str = "expected") -> dict[str, dict[str, float | None]]:
+    def expected(self, value: object, place: str = "expected"
+                 ) -> dict[str, dict[str, float | None]]:
         raw = self.mapping(value, place, STAGES)
         result: dict[str, dict[str, float | None]] = {}
         for stage, values in raw.items():
             keys = [name.split(".", 1)[1] for name in REGISTRY if name.startswith(stage + ".")]
             section = self.mapping(values, f"{place}.{stage}", keys)
-            result[stage] = {key: None if item is None else float(self.number(item, f"{place}.{stage}.{key}"))
+            result[stage] = {key: None if item is None
+                             else float(self.number(item, f"{place}.{stage}.{key}"))
                              for key, item in section.items()}
         return result
 
 
-def _stack_vectors(rows: list[Any]) -> Any:
-    """Same-dtype float vectors (numpy arrays of one length) stacked into one
-    matrix, when they are all finite; ``None`` for anything else, which then
-    goes row by row through :meth:`Parser.matrix` and its messages.
-
-    float32 rows stay float32, as a float32 matrix does in :meth:`Parser.matrix`.
-    """
-    import numpy as np
-
-    if set(map(type, rows)) != {np.ndarray}:
-        return None
-    dtypes = set(map(operator.attrgetter("dtype"), rows))
-    shapes = set(map(operator.attrgetter("shape"), rows))
-    if len(dtypes) != 1 or len(shapes) != 1:
-        return None
-    dtype, shape = dtypes.pop(), shapes.pop()
-    if dtype not in (np.float32, np.float64) or len(shape) != 1 or shape[0] == 0:
-        return None
-    matrix = np.stack(rows)
-    return matrix if np.isfinite(matrix).all() else None
+Parser = FormatChecks  # its old name, for code of branches not merged yet
+#: The converter of each kind of field (:data:`pytest_rag.dataset.fields.Kind`).
+_CONVERTERS: Final[dict[str, Callable[[FormatChecks, Any, str], Any]]] = {
+    "id": FormatChecks.identifier, "text": FormatChecks.string, "boolean": FormatChecks.boolean,
+    "grades": FormatChecks.relevant, "evidence": FormatChecks.evidence,
+    "answers": FormatChecks.answers, "strings": FormatChecks.strings, "ids": FormatChecks.ids,
+    "ranked_ids": FormatChecks.ids, "claims": FormatChecks.claims,
+    "vector": lambda checks, value, place: checks.matrix(value, place, rows=False),
+    "number": lambda checks, value, place: checks.number(value, place, 0),
+}
 
 
-def _too_deep(value: object, limit: int) -> str | None:
-    """Where a value nested deeper than ``limit`` levels of mappings and lists below
-    ``value`` starts (its first step, ``.a`` or ``[0]``), or ``None``; iterative, so any
-    depth is safe.  Only containers are visited: flat metadata costs one pass."""
-    containers = (Mapping, list, tuple)
-    if not isinstance(value, containers):
-        return None
-    if limit == 0:
-        return ""
-    pairs: Iterable[tuple[object, object]] = (
-        value.items() if isinstance(value, Mapping) else enumerate(value))
-    # (container, its depth, the root's key or index it is under)
-    stack: list[tuple[Any, int, object]] = [
-        (child, 1, key) for key, child in pairs if isinstance(child, containers)]
-    while stack:
-        item, depth, top = stack.pop()
-        if depth == limit:
-            return _step(value, top)
-        children = item.values() if isinstance(item, Mapping) else item
-        stack.extend((child, depth + 1, top) for child in children
-                     if isinstance(child, containers))
-    return None
-
-
-def _step(root: object, key: object) -> str:
-    """``.key``, ``['odd key']`` or ``[3]``: one step below ``root``."""
-    if not isinstance(root, Mapping):
-        return f"[{key}]"
-    return f".{key}" if isinstance(key, str) and key.isidentifier() else f"[{key!r}]"
-
-
-def _join(place: str, key: str, *, dot: bool = False) -> str:
-    """``place.key`` for identifier-like keys, else ``place['key']``."""
-    if dot or key.isidentifier():
-        return f"{place}.{key}" if place else key
-    return f"{place}[{key!r}]"
-
-
-def check_vector_dimensions(parser: Parser, dataset_vectors: Vectors | None,
+def check_vector_dimensions(parser: FormatChecks, dataset_vectors: Vectors | None,
                             run: Mapping[str, RunEntry],
                             place_of: Callable[[str], str] | None = None) -> None:
     """Query vectors must have the chunk vectors' dimension."""
@@ -946,7 +544,7 @@ def check_vector_dimensions(parser: Parser, dataset_vectors: Vectors | None,
 def parse_dataset(raw: object, *, source: str = "<arguments>", base_dir: Path | None = None,
                   allow_outside_paths: bool = False, objects: bool = False,
                   doc_id_key: str | None = None) -> Dataset:
-    """Validate a decoded file (a mapping in FORMAT v1) into a :class:`Dataset`.
+    """Validate a decoded file (a mapping in version 1 of the format) into a :class:`Dataset`.
 
     ``None`` (an empty YAML file) is an empty dataset.  A section that is
     ``null`` is the same as an absent one.  With ``objects=True`` (data built
@@ -961,7 +559,7 @@ def parse_dataset(raw: object, *, source: str = "<arguments>", base_dir: Path | 
     DatasetError
         For the first rule the data breaks, naming ``source`` and the place.
     """
-    parser = Parser(source, base_dir, allow_outside_paths=allow_outside_paths,
+    parser = FormatChecks(source, base_dir, allow_outside_paths=allow_outside_paths,
                     objects=objects, doc_id_key=doc_id_key)
     data = parser.mapping(raw, "", TOP_KEYS) if raw is not None else {}
 

@@ -7,7 +7,7 @@ or propagates it as its docstring says.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -27,6 +27,11 @@ def mean(values: FloatArray) -> float | None:
     if not math.isfinite(result):  # the sum of huge finite values overflowed
         result = float((valid / valid.shape[0]).sum())
     return result
+
+
+def mean_or_none(values: Sequence[float] | FloatArray) -> float | None:
+    """The plain mean (every entry counts); ``None`` for no values."""
+    return float(np.mean(values)) if len(values) else None
 
 
 def ratio(numerator: npt.ArrayLike, denominator: npt.ArrayLike) -> FloatArray:

@@ -199,8 +199,9 @@ def _lcs(masks: dict[str, int], size: int, other: Iterable[str]) -> int:
 def lcs_length(a: Sequence[str], b: Sequence[str]) -> int:
     """Length of the longest common subsequence of two token lists.
 
-    Bit-parallel: ``O(len(b))`` big-integer operations of ``len(a)`` bits,
-    instead of the ``O(len(a) * len(b))`` dynamic-programming table.
+    Bit-parallel: ``O(max(len(a), len(b)))`` big-integer operations of
+    ``min(len(a), len(b))`` bits (the LCS is symmetric, so the bits span the
+    shorter list), instead of the ``O(len(a) * len(b))`` dynamic-programming table.
 
     Examples
     --------
@@ -209,6 +210,8 @@ def lcs_length(a: Sequence[str], b: Sequence[str]) -> int:
     """
     if not a or not b:
         return 0
+    if len(b) < len(a):  # the bit vector spans the shorter list: fewer, shorter words
+        a, b = b, a
     return _lcs(_masks(a), len(a), b)
 
 
@@ -338,9 +341,13 @@ def score_tokens(answer: Sequence[str], references: Sequence[Sequence[str]], *,
                 f = 2 * p * r / (p + r)
                 rl = 0.0
                 if rouge:
-                    if masks is None:
-                        masks = _masks(answer)
-                    rl = _f1_of_lcs(_lcs(masks, size, ref), size, len(ref))
+                    if len(ref) < size:  # the bits span the shorter list (LCS is symmetric)
+                        lcs = _lcs(_masks(ref), len(ref), answer)
+                    else:
+                        if masks is None:
+                            masks = _masks(answer)
+                        lcs = _lcs(masks, size, ref)
+                    rl = _f1_of_lcs(lcs, size, len(ref))
         if f > best_f:
             best_f, best_p, best_r = f, p, r
         if rouge and rl > best_rouge:

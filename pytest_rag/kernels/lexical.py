@@ -40,6 +40,12 @@ import numpy.typing as npt
 
 from ..dataset.model import Dataset, Document, chunk_spans
 from ..text.tokens import code_points
+from .aggregate import mean_or_none
+from .cohesion import cohesion as _cohesion
+from .int_keys import divide as _divide
+from .int_keys import group_starts as _group_starts
+from .int_keys import jaccard_counts as _jaccard
+from .int_keys import ranges as _ranges
 from .positions import positions_of
 
 __all__ = ["EDGE_TOKENS", "lexical_metrics", "sentence_starts"]
@@ -61,17 +67,6 @@ _Key = TypeVar("_Key", bound=np.integer[Any])
 #: Integer keys, 32 or 64-bit (see ``_KEYS_32``).
 _Keys = npt.NDArray[np.signedinteger[Any]]
 _U64 = npt.NDArray[np.uint64]
-
-
-def _group_starts(lengths: _IntArray) -> _IntArray:
-    return np.cumsum(lengths) - lengths
-
-
-def _ranges(starts: _IntArray, lengths: _IntArray) -> _IntArray:
-    """Every index of the ranges ``[start, start + length)``, one range after the other."""
-    index = np.repeat(starts - _group_starts(lengths), lengths)
-    index += np.arange(index.shape[0], dtype=np.int64)
-    return index
 
 
 def _expand(starts: _IntArray, lengths: _IntArray) -> tuple[_IntArray, _IntArray]:
@@ -246,7 +241,7 @@ def _range_ids(low: npt.NDArray[np.uint32], starts: _IntArray, ends: _IntArray,
 class _DocumentWords:
     """What the lexical metrics read of one document, whatever its chunks.
 
-    Kept with the document (:meth:`~pytest_rag.dataset.model.Document.derived`),
+    Kept with the document (:meth:`~pytest_rag.dataset.caches.ObjectCache.cached`),
     so that a sweep of chunkings over one corpus hashes every token once.
 
     Attributes
@@ -313,7 +308,7 @@ def _document_words(document: Document, powers: _HashPowers) -> _DocumentWords:
 @dataclass(frozen=True)
 class _BlockWords:
     """What the lexical metrics read of a block of documents (texts laid end to
-    end), whatever its chunks: kept with the corpus (:meth:`Dataset.corpus_derived`).
+    end), whatever its chunks: kept with the corpus (:meth:`Dataset.corpus_cached`).
 
     Attributes
     ----------
@@ -368,7 +363,7 @@ def _block_words(documents: Sequence[Document], block: Sequence[int],
     """The :class:`_BlockWords` of the documents ``block``: each document's own word
     ids (:func:`_document_words`, kept with the document) joined into the block's
     by hashing only the documents' distinct words."""
-    found = [documents[doc].derived("lexical_words", lambda document: _document_words(
+    found = [documents[doc].cached("lexical_words", lambda document: _document_words(
         document, powers)) for doc in block]
     tables = [documents[doc].tokens for doc in block]
     empty = np.zeros(0, dtype=np.int64)
@@ -481,18 +476,6 @@ def _pair_counts(left_keys: _Keys, right_keys: _Keys) -> _Keys:
     return shared
 
 
-def _jaccard(inter: npt.NDArray[np.float64], left: npt.NDArray[np.float64],
-             right: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-    union = left + right - inter
-    out = np.zeros(union.shape[0], dtype=np.float64)
-    np.divide(inter, union, out=out, where=union > 0)
-    return out
-
-
-def _mean(values: npt.NDArray[np.float64]) -> float | None:
-    return float(np.mean(values)) if values.shape[0] else None
-
-
 def lexical_metrics(dataset: Dataset, scope: _IntArray, pairs: tuple[_IntArray, _IntArray]
                     ) -> dict[str, float | None] | None:
     """``lexical_cohesion``, ``lexical_boundary_clarity`` and ``lexical_chunk_stickiness``.
@@ -531,7 +514,7 @@ def lexical_metrics(dataset: Dataset, scope: _IntArray, pairs: tuple[_IntArray, 
     clarity: list[npt.NDArray[np.float64]] = []
     stickiness: list[npt.NDArray[np.float64]] = []
     for number, block in enumerate(blocks):
-        words = dataset.corpus_derived(f"lexical_words:{block}",
+        words = dataset.corpus_cached(f"lexical_words:{block}",
                                        lambda _: _block_words(documents, block, powers))
         token_base[block] = words.token_base - positions.base[block]
         char_base = words.char_base
@@ -571,21 +554,7 @@ def lexical_metrics(dataset: Dataset, scope: _IntArray, pairs: tuple[_IntArray, 
 
 
 def _mean_of(parts: list[npt.NDArray[np.float64]]) -> float | None:
-    return _mean(np.concatenate(parts)) if parts else None
-
-
-def _divide(values: _Keys, divisor: int) -> _Keys:
-    """``values // divisor`` for values >= 0: a shift when ``divisor`` is a power of two."""
-    if divisor & (divisor - 1) == 0:
-        return values >> (divisor.bit_length() - 1)
-    return values // divisor
-
-
-def _remainder(values: _Keys, divisor: int) -> _Keys:
-    """``values % divisor`` for values >= 0: a mask when ``divisor`` is a power of two."""
-    if divisor & (divisor - 1) == 0:
-        return values & (divisor - 1)
-    return values % divisor
+    return mean_or_none(np.concatenate(parts)) if parts else None
 
 
 def _block_metrics(word: _IntArray, previous: _IntArray, sentence_rank: _IntArray,
@@ -720,65 +689,3 @@ def _neighbour_jaccard(left_keys: _Keys, right_keys: _Keys, as_left: _Keys, as_r
                           right_pair[b] * span + (right_keys - right_chunk * span)[b])
     inter = np.bincount(_divide(shared, span), minlength=count).astype(np.float64)
     return _jaccard(inter, left_size, right_size)
-
-
-def _cohesion(keys: _Keys, chunk_word: _Keys, first_of_word: npt.NDArray[np.bool_],
-              pieces: _IntArray, span: int, parts: int) -> npt.NDArray[np.float64] | None:
-    """Mean Jaccard of all pairs of sentence parts, for each chunk with at least two.
-
-    ``keys`` are the sorted distinct ``(chunk * span + word) * parts + part``:
-    a run of equal ``chunk_word`` is the parts of one chunk that hold one word,
-    in ascending order, and every two of them share that word.  Each pair
-    ``(a, b)`` of parts of chunk ``c`` is the key ``(c * width + a) * width + b``
-    (``width`` a power of two, so that splitting a key is shifts and masks, and
-    32-bit where the keys fit); sorted, the runs of equal keys count the
-    shared words, and the pairs of a chunk come in ``(a, b)`` order.  ``None``
-    when those keys would not fit an int64.
-    """
-    n = pieces.shape[0]
-    multi = np.flatnonzero(pieces >= 2)
-    if multi.shape[0] == 0:
-        return np.zeros(0, dtype=np.float64)
-    bits = (int(pieces.max()) - 1).bit_length()
-    if n << (2 * bits) >= 2**62:
-        return None
-    dtype = np.int32 if n << (2 * bits) < _KEYS_32 else np.int64
-    chunk = _divide(chunk_word, span)
-    if multi.shape[0] < n:  # the chunks of one part make no pair
-        keep = pieces[chunk] >= 2
-        chunk, first_of_word, keys = chunk[keep], first_of_word[keep], keys[keep]
-    part = (chunk << bits) + _remainder(keys, parts)  # chunk * width + part
-    part_words = np.bincount(part, minlength=n << bits).astype(np.float64)
-    # Only the words held by two parts or more of a chunk make pairs.
-    group_start = np.flatnonzero(first_of_word)
-    group_size = np.diff(np.append(group_start, first_of_word.shape[0]))
-    shared_by = group_size >= 2
-    group_start, group_size = group_start[shared_by], group_size[shared_by]
-    member = _ranges(group_start, group_size)  # the parts of those words, group after group
-    member_part = part[member].astype(dtype)
-    # Each member pairs with the members after it in its group.
-    rank = np.arange(member.shape[0], dtype=np.int64) - np.repeat(_group_starts(group_size),
-                                                                  group_size)
-    later = np.repeat(group_size, group_size) - 1 - rank
-    second = np.arange(int(later.sum()), dtype=np.int64) - np.repeat(
-        _group_starts(later) - np.arange(member.shape[0], dtype=np.int64) - 1, later)
-    # (chunk * width + a) * width + b  ==  ((chunk * width + a) << bits) + (part_b - chunk * width)
-    low_mask = dtype((1 << bits) - 1)
-    pair_key = np.repeat(member_part << dtype(bits), later) + (member_part[second] & low_mask)
-    pair_key.sort()
-    if pair_key.shape[0]:
-        new = np.empty(pair_key.shape[0], dtype=bool)
-        new[0] = True
-        np.not_equal(pair_key[1:], pair_key[:-1], out=new[1:])
-        starts = np.flatnonzero(new)
-        shared = pair_key[starts].astype(np.int64)
-        inter = np.diff(np.append(starts, pair_key.shape[0])).astype(np.float64)
-    else:
-        shared, inter = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
-    first_part = shared >> bits
-    second_part = ((first_part >> bits) << bits) + (shared & ((1 << bits) - 1))
-    jaccard = _jaccard(inter, part_words[first_part], part_words[second_part])
-    sums = np.bincount(shared >> (2 * bits), weights=jaccard, minlength=n)
-    counted = pieces[multi].astype(np.float64)
-    result: npt.NDArray[np.float64] = sums[multi] / (counted * (counted - 1) / 2)
-    return result

@@ -15,7 +15,6 @@ import numpy as np
 import numpy.typing as npt
 
 from ..dataset.model import Chunk, Dataset, EvidenceSpan, chunk_spans
-from ..text.tokens import span_intervals
 
 __all__ = ["Positions", "build_positions", "positions_of"]
 
@@ -63,17 +62,37 @@ def intervals_of(dataset: Dataset, doc_index: dict[str, int], base: _IntArray,
 
 def _place(dataset: Dataset, base: _IntArray, docs: _IntArray, starts: _IntArray,
            ends: _IntArray) -> tuple[_IntArray, _IntArray, _IntArray]:
-    """Global ``(lo, hi, doc)`` of the character spans ``[starts, ends)`` of documents ``docs``."""
+    """Global ``(lo, hi, doc)`` of the character spans ``[starts, ends)`` of documents ``docs``.
+
+    The token boundaries of the documents that hold a span are laid end to end
+    on one character line (each document one character past the previous
+    one's end), so that one ``searchsorted`` per side places every span, as
+    :func:`~pytest_rag.text.tokens.span_intervals` would document by document:
+    the tokens of earlier documents all end before a span's start and those of
+    later ones all start after its end.  Time and memory are linear in the
+    spans and in the tokens of those documents.
+    """
     count = docs.shape[0]
-    lo = np.zeros(count, dtype=np.int64)
-    hi = np.zeros(count, dtype=np.int64)
-    for doc in np.unique(docs).tolist():
-        rows = np.flatnonzero(docs == doc)
-        table = dataset.documents[doc].tokens
-        doc_lo, doc_hi = span_intervals(table, starts[rows], ends[rows])
-        lo[rows] = doc_lo + base[doc]
-        hi[rows] = doc_hi + base[doc]
-    return lo, hi, docs
+    if count == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty.copy(), docs
+    involved = np.unique(docs).tolist()
+    tables = [dataset.documents[doc].tokens for doc in involved]
+    lengths = np.fromiter((len(table.text) + 1 for table in tables), dtype=np.int64,
+                          count=len(tables))
+    sizes = np.fromiter((table.starts.shape[0] for table in tables), dtype=np.int64,
+                        count=len(tables))
+    char_base = np.cumsum(lengths) - lengths
+    token_base = np.cumsum(sizes) - sizes
+    line_starts = np.concatenate([table.starts for table in tables]) + np.repeat(char_base, sizes)
+    line_ends = np.concatenate([table.ends for table in tables]) + np.repeat(char_base, sizes)
+    slot = np.searchsorted(np.asarray(involved, dtype=np.int64), docs)
+    shift = char_base[slot]
+    lo = np.searchsorted(line_ends, starts + shift, side="right").astype(np.int64)
+    hi = np.searchsorted(line_starts, ends + shift, side="left").astype(np.int64)
+    hi = np.where(ends <= starts, lo, np.maximum(hi, lo))
+    offset = base[docs] - token_base[slot]
+    return lo + offset, hi + offset, docs
 
 
 def build_positions(dataset: Dataset) -> Positions:
@@ -85,7 +104,7 @@ def build_positions(dataset: Dataset) -> Positions:
     chunk_lo, chunk_hi, chunk_doc = _chunk_intervals(dataset, doc_index, base)
     # The gold side depends on the documents and queries alone: a sweep of
     # chunkings places the evidence once.
-    evidence = dataset.gold_derived("evidence_positions",
+    evidence = dataset.gold_cached("evidence_positions",
                                     lambda _: _evidence_intervals(dataset, doc_index, base))
     return Positions(doc_index, base, chunk_lo, chunk_hi, chunk_doc, *evidence)
 
@@ -111,7 +130,7 @@ def _chunk_intervals(dataset: Dataset, doc_index: dict[str, int], base: _IntArra
             array.setflags(write=False)
         return intervals
 
-    return dataset.corpus_derived_for("chunk_intervals", columns, place)
+    return dataset.corpus_cached_for("chunk_intervals", columns, place)
 
 
 def _evidence_intervals(dataset: Dataset, doc_index: dict[str, int], base: _IntArray
@@ -131,4 +150,4 @@ def _evidence_intervals(dataset: Dataset, doc_index: dict[str, int], base: _IntA
 
 def positions_of(dataset: Dataset) -> Positions:
     """The :class:`Positions` of ``dataset``, built once per dataset object and kept with it."""
-    return dataset.derived("positions", build_positions)
+    return dataset.cached("positions", build_positions)

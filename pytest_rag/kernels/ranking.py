@@ -18,8 +18,16 @@ import numpy.typing as npt
 
 from .aggregate import FloatArray, f1
 
-__all__ = ["GradeMatrix", "grade_matrix", "ranking_metrics", "top_k", "top_k_of_each",
-           "first_relevant_rank"]
+__all__ = [
+    "CORPUS_COUNT_METRICS",
+    "GradeMatrix",
+    "first_relevant_rank",
+    "grade_matrix",
+    "ranking_metrics",
+    "ranking_per_query",
+    "top_k",
+    "top_k_of_each",
+]
 
 _IntArray = npt.NDArray[np.int64]
 #: Whole numbers up to 2**53 are floats exactly; a larger K is divided by exactly.
@@ -208,6 +216,35 @@ def ranking_metrics(matrix: GradeMatrix) -> dict[str, FloatArray]:
         "hit_at_k": any_hit.astype(np.float64),
         "average_precision_at_k": ap,
     }
+
+
+#: The metrics of :func:`ranking_metrics` that divide by (or are bounded by) the
+#: number of relevant chunks in the corpus.
+CORPUS_COUNT_METRICS = frozenset({"recall_at_k", "f1_at_k", "ndcg_at_k",
+                                  "average_precision_at_k"})
+
+
+def ranking_per_query(lists: Sequence[Sequence[str] | None],
+                      relevant: Sequence[Mapping[str, int] | None], k: int,
+                      uncounted: npt.NDArray[np.bool_] | None = None) -> dict[str, FloatArray]:
+    """:func:`ranking_metrics` of every query (NaN where a query is not scored).
+
+    ``uncounted`` marks the queries whose grades cover only the listed chunks,
+    not the corpus: such a query with a list is scored even when none of its
+    ids is relevant (a miss: hit, MRR and precision 0), and the metrics of
+    :data:`CORPUS_COUNT_METRICS` are NaN for it.
+    """
+    count = len(lists)
+    matrix = grade_matrix(lists, relevant, k)
+    values = {key: scatter(found, matrix.rows, count)
+              for key, found in ranking_metrics(matrix).items()}
+    if uncounted is not None and uncounted.any():
+        listed = np.fromiter(map(is_not, lists, repeat(None)), dtype=bool, count=count)
+        missed = uncounted & listed & np.isnan(values["hit_at_k"])
+        for key, found in values.items():
+            found[uncounted if key in CORPUS_COUNT_METRICS else missed] = (
+                np.nan if key in CORPUS_COUNT_METRICS else 0.0)
+    return values
 
 
 def first_relevant_rank(ranked: Sequence[str], gold: Mapping[str, int]) -> int | None:

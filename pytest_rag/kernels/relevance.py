@@ -7,6 +7,13 @@ whole span (its positions include all of the span's positions, the rule of
 (left out of the mapping).  The grade is the maximum over the query's spans.
 Gold written once as spans so stays valid when the chunker changes.
 
+When the chunks are only those found in ranked lists (framework objects in
+``retrieved_ids=`` without ``chunks=``), the grades of the retrieved chunks
+are still exact, but not how many chunks of the corpus are relevant: such a
+query is marked (:func:`uncounted_queries`) even when none of its retrieved
+chunks touches a span, so that hit, MRR and precision count it as a miss
+while recall, nDCG and AP are ``None`` for it (:data:`UNCOUNTED_REASON`).
+
 Everything is interval arithmetic on the global token line of
 :mod:`pytest_rag.kernels.positions`: chunks are grouped by length class (lengths in
 ``[2^j, 2^(j+1))``) and sorted by start; per class, the chunks that can touch a
@@ -20,6 +27,7 @@ that turn out not to touch stay few.
 from __future__ import annotations
 
 import dataclasses
+from itertools import chain, repeat
 from typing import Final
 
 import numpy as np
@@ -28,7 +36,8 @@ import numpy.typing as npt
 from ..dataset.model import Dataset, Query, assemble, replaced
 from .positions import positions_of
 
-__all__ = ["relevance_from_evidence", "touching_pairs"]
+__all__ = ["UNCOUNTED_REASON", "relevance_from_evidence", "touching_pairs",
+           "uncounted_queries"]
 
 _IntArray = npt.NDArray[np.int64]
 
@@ -36,6 +45,25 @@ _IntArray = npt.NDArray[np.int64]
 _PAIRS_PER_BATCH: Final = 1 << 22
 #: Cached properties of a dataset that do not depend on ``relevant``.
 _KEPT_CACHES: Final = ("chunk_index", "document_by_id")
+#: Why a metric that divides by the relevant chunks of the corpus is ``None``
+#: for a query graded against the retrieved chunks alone.
+UNCOUNTED_REASON: Final = "pass chunks=, the full chunk list, to count the relevant chunks"
+
+
+def retrieved_only(dataset: Dataset) -> bool:
+    """Whether the dataset's chunks are only those found in ranked lists (framework
+    objects), none given (``chunks=``, the file's ``chunks``)."""
+    return 0 < dataset.discovered_chunks == len(dataset.chunks)
+
+
+def uncounted_queries(dataset: Dataset) -> npt.NDArray[np.bool_]:
+    """Per query: its grades were derived from evidence against the retrieved chunks
+    alone, so the number of its relevant chunks in the corpus is not known."""
+    queries = dataset.queries
+    if not retrieved_only(dataset):
+        return np.zeros(len(queries), dtype=bool)
+    return np.fromiter((query.relevant_from_evidence for query in queries), dtype=bool,
+                       count=len(queries))
 
 
 def touching_pairs(chunk_lo: _IntArray, chunk_hi: _IntArray, span_lo: _IntArray,
@@ -105,13 +133,16 @@ def relevance_from_evidence(dataset: Dataset) -> Dataset:
     gold span holding a token are changed; their ``relevant`` becomes chunk id
     to grade (2: holds a whole span, 1: touches one; chunks of grade 0 are left
     out), in chunk order.  A query whose spans touch no chunk keeps its empty
-    ``relevant``.  Chunks are all of the dataset's chunks, of any document.
-    Without chunks, or with nothing to derive, ``dataset`` itself is returned.
+    ``relevant``, except when the chunks are only those found in ranked lists
+    (:func:`retrieved_only`): then it gets an empty derived mapping, marked as
+    derived, so that its list counts as a miss (:func:`uncounted_queries`).
+    Chunks are all of the dataset's chunks, of any document.  Without chunks, or
+    with nothing to derive, ``dataset`` itself is returned.
     """
     queries = dataset.queries
     if not dataset.chunks:
         return dataset
-    wanted = dataset.gold_derived("relevance_wanted", _wanted)
+    wanted = dataset.gold_cached("relevance_wanted", _wanted)
     if not wanted.any():
         return dataset
     positions = positions_of(dataset)
@@ -122,7 +153,11 @@ def relevance_from_evidence(dataset: Dataset) -> Dataset:
     span_rows, chunk_rows, grades = touching_pairs(
         positions.chunk_lo, positions.chunk_hi,
         positions.evidence_lo[keep], positions.evidence_hi[keep])
-    if span_rows.shape[0] == 0:
+    # Only the retrieved chunks are known: every query with a span holding a
+    # token is graded, an empty grade mapping saying "none of them is relevant".
+    graded = ([] if not retrieved_only(dataset) else
+              np.unique(positions.evidence_query[keep]).tolist())
+    if span_rows.shape[0] == 0 and not graded:
         return dataset
     chunk_count = len(dataset.chunks)
     key = positions.evidence_query[keep][span_rows] * chunk_count + chunk_rows
@@ -137,12 +172,17 @@ def relevance_from_evidence(dataset: Dataset) -> Dataset:
     bounds = np.flatnonzero(np.diff(owner)) + 1
     ids = list(dataset.chunk_index)  # in chunk order: every chunk of a dataset has an id
     derived = list(queries)
-    starts = [0, *bounds.tolist()]
-    stops = [*bounds.tolist(), int(key.shape[0])]
-    owners = owner[starts].tolist()
+    if key.shape[0]:
+        starts = [0, *bounds.tolist()]
+        stops = [*bounds.tolist(), int(key.shape[0])]
+        owners = owner[starts].tolist()
+    else:
+        starts = stops = owners = []
     chunk_ids = list(map(ids.__getitem__, chunk.tolist()))
     best_list = best.tolist()
-    for index, lo, hi in zip(owners, starts, stops):
+    found = set(owners)
+    missed = [index for index in graded if index not in found]
+    for index, lo, hi in chain(zip(owners, starts, stops), zip(missed, repeat(0), repeat(0))):
         query = queries[index]
         changes = {"relevant": dict(zip(chunk_ids[lo:hi], best_list[lo:hi])),
                    "relevant_from_evidence": True}
@@ -157,5 +197,5 @@ def relevance_from_evidence(dataset: Dataset) -> Dataset:
         if name in vars(dataset):
             vars(result)[name] = vars(dataset)[name]
     result.share_corpus_cache(dataset)
-    result.derived("positions", lambda _: positions)  # the same chunks and evidence
+    result.cached("positions", lambda _: positions)  # the same chunks and evidence
     return result

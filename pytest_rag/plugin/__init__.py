@@ -57,15 +57,33 @@ def _specs(config: pytest.Config) -> dict[str, MetricSpec]:
     return specs
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser,
+                                  args: list[str]) -> Generator[None, None, None]:
+    """A misspelled ``--rag-*`` option is a usage error with the closest spelling (checked
+    once the initial conftests have added their options)."""
+    from .options import refuse_unknown_flags
+
+    result = yield
+    refuse_unknown_flags(parser, args)
+    return result
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "rag_dataset(path, run=None): the gold dataset for this test's rag_dataset "
                    "and rag fixtures, and a run file replacing its run (relative to the test "
                    "file)")
     config.addinivalue_line(
-        "markers", "rag_sweep: the parametrized variants of this test sweep one knob (a "
-                   "chunker size, a retriever) on the same data: the sweep table stars the "
-                   "best value of each metric")
+        "markers", "rag_sweep(objective=None, cost=None, shipped=None, require=()): the "
+                   "parametrized variants of this test sweep one knob (a chunker size, a "
+                   "retriever) on the same data: the sweep table stars the best comparable "
+                   "values and recommends a variant by the objective metric and the costs "
+                   "among those meeting the required thresholds; with shipped='id' the run "
+                   "fails when another variant beats it beyond noise at no higher cost")
+    config.addinivalue_line(
+        "markers", "rag_knobs(**values): the knobs of this sweep variant (default: its "
+                   "parametrize arguments)")
     config.addinivalue_line(
         "markers", "rag_threshold(*exprs): thresholds like 'retrieval.recall_at_k >= 0.8' for "
                    "every report of that stage this test records")

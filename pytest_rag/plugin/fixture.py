@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ..errors import DatasetError, unknown_names
+from ..errors import DatasetError, describe_value, unknown_names
 from ..registry import STAGES, MetricSpec
 from ..stages.checks import Comparison, MetricRef, MetricValue
 
@@ -199,6 +200,13 @@ class Rag:
         return measured
 
 
+def _finite(value: numbers.Real) -> bool:
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an integer beyond the float range
+        return False
+
+
 def with_extra_metrics(report: Report, values: Mapping[str, float | None],
                        specs: Mapping[str, MetricSpec]) -> Report:
     """``report`` with custom metric values (declared in ``specs``) added."""
@@ -208,12 +216,13 @@ def with_extra_metrics(report: Report, values: Mapping[str, float | None],
         if spec is None:
             raise ValueError(f"custom metric {report.stage}.{key} was not declared with "
                              "pytest_rag_register_metrics")
-        if isinstance(value, bool) or (value is not None and not isinstance(value, (int, float))):
+        # numpy numbers are numbers; an int beyond the float range is not finite.
+        if isinstance(value, bool) or (value is not None and not isinstance(value, numbers.Real)):
             raise TypeError(f"custom metric {report.stage}.{key} must be a number or None, "
-                            f"got {value!r}")
-        if value is not None and not math.isfinite(value):  # the baseline and reports are JSON
+                            f"got {describe_value(value)}")
+        if value is not None and not _finite(value):  # the baseline and reports are JSON
             raise ValueError(f"custom metric {report.stage}.{key} must be a finite number or "
-                             f"None, got {value!r}")
+                             f"None, got {describe_value(value)}")
         extra.append(spec)
     merged = {**report.values, **{k: None if v is None else float(v) for k, v in values.items()}}
     return dataclasses.replace(report, values=merged, extra_specs=tuple(extra))

@@ -3,24 +3,88 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import pytest
 
 from ..compare.argtypes import non_negative, significance_level
+from ..errors import unknown_names
+from ..settings import (
+    SETTINGS,
+    Setting,
+    SettingError,
+    parse_setting_text,
+    setting,
+)
 
 if TYPE_CHECKING:
     from ..compare.thresholds import Threshold, Tolerances
     from ..registry import MetricSpec
 
-__all__ = ["RagOptions", "add_options"]
+__all__ = ["RagOptions", "add_options", "ini_names", "refuse_unknown_flags"]
 
 DEFAULT_BASELINE = "rag-baseline.json"
 _FROM_INI = "\0ini"
 SCORECARD_MODES = ("off", "summary", "full")
+
+
+#: The ini options that are not settings: name, help, type, default.
+_INI_OPTIONS: tuple[tuple[str, str, Literal["string", "linelist"], object], ...] = (
+    ("rag_dataset", ("gold dataset file for the rag_dataset fixture (relative to the ini "
+                     "file)"), "string", ""),
+    ("rag_run", ("run file replacing the run of the rag_dataset dataset (relative to the ini "
+                 "file)"), "string", ""),
+    ("rag_baseline", f"baseline file (default {DEFAULT_BASELINE} at the rootdir)", "string", ""),
+    ("rag_thresholds", "thresholds, one per line: stage.metric OP number", "linelist", []),
+    ("rag_tolerance", "absolute tolerance for ratio metrics", "string", "0.01"),
+    ("rag_relative_tolerance", "relative tolerance for cost and tokens", "string", "0.10"),
+    ("rag_latency_tolerance", ("tolerance for latency, which is measured: 'PERCENT% + MS' "
+                               "(fail beyond the baseline plus PERCENT plus MS)"),
+     "string", "100% + 5"),
+    ("rag_tolerances", ("per-metric tolerances, one per line: stage.metric AMOUNT, "
+                        "stage.metric PERCENT% or stage.metric PERCENT% + AMOUNT"),
+     "linelist", []),
+    ("rag_significance", ("significance level for baseline regressions (see "
+                          "--rag-significance); empty: every regression beyond the tolerance "
+                          "fails"), "string", ""),
+    ("rag_scorecard", "scorecard: off, summary or full", "string", "summary"),
+)
+
+
+def ini_names() -> tuple[str, ...]:
+    """Every ini option of pytest-rag: the ones above and one per setting."""
+    return (*(option[0] for option in _INI_OPTIONS),
+            *(row.ini_name for row in SETTINGS if row.ini))
+
+
+def refuse_unknown_flags(parser: pytest.Parser, args: Sequence[str]) -> None:
+    """A ``--rag-*`` word that no plugin or conftest registered is a usage error naming the
+    closest option of pytest-rag (pytest alone says "unrecognized arguments", without a
+    hint)."""
+    _, unknown = parser.parse_known_and_unknown_args(args)
+    ours = [arg.split("=", 1)[0] for arg in unknown if arg.startswith("--rag")]
+    if ours:
+        known = [name for option in parser.getgroup("rag").options for name in option.names()]
+        raise pytest.UsageError(f"pytest-rag: unknown option{'s' if len(ours) > 1 else ''} "
+                                f"{unknown_names(ours, known)}")
+
+
+def _refuse_unknown_ini(config: pytest.Config) -> None:
+    """A ``rag_*`` ini key that no plugin registered is a usage error naming the closest
+    option: a misspelled ``rag_treshold`` would otherwise turn its gate off silently."""
+    # pytest's own list of the unregistered keys (it warns about them; pytest >= 6).
+    unknown_keys = getattr(config, "_get_unknown_ini_keys", None)
+    if unknown_keys is None:
+        return
+    ours = sorted(key for key in unknown_keys() if key.startswith("rag_"))
+    if ours:
+        where = f"{config.inipath.name}: " if config.inipath is not None else ""
+        raise pytest.UsageError(f"pytest-rag: {where}unknown ini option"
+                                f"{'s' if len(ours) > 1 else ''} "
+                                f"{unknown_names(ours, ini_names())}")
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -66,56 +130,36 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption("--rag-html", dest="rag_html", metavar="PATH", default=None,
                     help="write a self-contained HTML report: metric bars, distributions of "
                          "regressed metrics, chunk sizes, sweeps and a per-query drill-down")
+    group.addoption("--rag-export", dest="rag_export", metavar="DIR", default=None,
+                    help="write what each recorded stage read as a dataset file, "
+                         "DIR/<test>/<stage>.json, that `pytest-rag evaluate` reproduces")
 
-    parser.addini("rag_dataset", "gold dataset file for the rag_dataset fixture "
-                  "(relative to the ini file)", default="")
-    parser.addini("rag_run", "run file replacing the run of the rag_dataset dataset "
-                  "(relative to the ini file)", default="")
-    parser.addini("rag_baseline", f"baseline file (default {DEFAULT_BASELINE} at the rootdir)",
-                  default="")
-    parser.addini("rag_thresholds", "thresholds, one per line: stage.metric OP number",
-                  type="linelist", default=[])
-    parser.addini("rag_tolerance", "absolute tolerance for ratio metrics", default="0.01")
-    parser.addini("rag_relative_tolerance", "relative tolerance for cost and tokens",
-                  default="0.10")
-    parser.addini("rag_latency_tolerance", "tolerance for latency, which is measured: "
-                  "'PERCENT% + MS' (fail beyond the baseline plus PERCENT plus MS)",
-                  default="100% + 5")
-    parser.addini("rag_tolerances", "per-metric tolerances, one per line: stage.metric "
-                  "AMOUNT, stage.metric PERCENT% or stage.metric PERCENT% + AMOUNT",
-                  type="linelist", default=[])
-    parser.addini("rag_significance", "significance level for baseline regressions "
-                  "(see --rag-significance); empty: every regression beyond the tolerance fails",
-                  default="")
-    parser.addini("rag_scorecard", "scorecard: off, summary or full", default="summary")
-    parser.addini("rag_allow_outside_paths", "allow dataset 'path:' documents outside the "
-                  "dataset's folder", type="bool", default=False)
-    parser.addini("rag_relevance_from_evidence", "grade chunks from expected_evidence for "
-                  "queries without relevant (retrieval, reranking, embedding)",
-                  type="bool", default=False)
-    parser.addini("rag_doc_id_key", "metadata key naming the document of a LangChain, "
-                  "LlamaIndex or Haystack chunk object", default="")
-    parser.addini("rag_k", "top K for retrieval, reranking and embedding", default="")
-    parser.addini("rag_size_limits", "min and max chunk tokens, e.g. '50 400'", default="")
-    parser.addini("rag_boundary_tolerance", "characters for boundary F1", default="")
-    parser.addini("rag_required_metadata", "metadata keys every chunk must carry",
-                  type="args", default=[])
-    parser.addini("rag_max_context_tokens", "token budget of the packed context", default="")
-    parser.addini("rag_abstain_phrases", "phrases that mean the answer abstains, one per line",
-                  type="linelist", default=[])
+    for name, help_, type_, default in _INI_OPTIONS:
+        parser.addini(name, help_, type=type_, default=default)
+    for row in SETTINGS:  # the settings' ini options, from the one table
+        if not row.ini:
+            continue
+        if row.kind == "flag":
+            parser.addini(row.ini_name, row.help_text, type="bool", default=False)
+        elif row.kind == "strings":
+            parser.addini(row.ini_name, row.help_text + (
+                " (one per line)" if row.ini_list == "linelist" else " (separated by blanks)"),
+                type=row.ini_list, default=[])
+        else:
+            parser.addini(row.ini_name, row.help_text, default="")
 
 
-def _ini_int(config: pytest.Config, name: str, minimum: int) -> int | None:
-    text = str(config.getini(name)).strip()
-    if not text:
-        return None
+def _ini_setting(config: pytest.Config, row: Setting) -> Any:
+    """The value of a setting's ini option, checked by the one rule; ``None`` when
+    not set (a flag that is off is not set: the dataset's ``params`` still decide)."""
+    if row.kind == "flag":
+        return _ini_bool(config, row.ini_name) or None
+    raw = config.getini(row.ini_name)
     try:
-        value = int(text)
-    except ValueError:
-        raise pytest.UsageError(f"ini {name}: expected a whole number, got {text!r}") from None
-    if value < minimum:
-        raise pytest.UsageError(f"ini {name}: must be >= {minimum}, got {value}")
-    return value
+        return parse_setting_text(row.name, raw if isinstance(raw, list) else str(raw),
+                                  f"ini {row.ini_name}")
+    except SettingError as error:
+        raise pytest.UsageError(str(error)) from None
 
 
 def _ini_float(config: pytest.Config, name: str) -> float:
@@ -161,12 +205,21 @@ class RagOptions:
     report_html: Path | None = None
     #: ``--rag-run`` / ini ``rag_run``: a run file for the configured dataset.
     run_path: Path | None = None
+    #: ini ``rag_relevance_level``: the grade from which TREC qrels count as relevant.
+    relevance_level: int = 1
+    #: ``--rag-export``: the folder of the dataset exports (``None``: none written).
+    export_dir: Path | None = None
 
     @classmethod
     def from_config(cls, config: pytest.Config, specs: Mapping[str, MetricSpec]) -> RagOptions:
         """Read and check the options; a bad value is a usage error (exit status 4)."""
-        from ..compare.thresholds import Tolerances, parse_latency_tolerance, parse_threshold
+        from ..compare.thresholds import (
+            Tolerances,
+            parse_latency_tolerance,
+            parse_threshold,
+        )
 
+        _refuse_unknown_ini(config)
         option = config.option
         ini_dir = _ini_dir(config)
         invocation = config.invocation_params.dir
@@ -212,29 +265,9 @@ class RagOptions:
         if scorecard not in SCORECARD_MODES:
             raise pytest.UsageError(f"ini rag_scorecard: expected one of "
                                     f"{', '.join(SCORECARD_MODES)}, got {scorecard!r}")
-        size_limits = None
-        size_text = str(config.getini("rag_size_limits")).split()
-        if size_text:
-            try:
-                low, high = (int(part) for part in size_text)
-            except ValueError:
-                low = high = -1
-            if not 0 <= low <= high:
-                raise pytest.UsageError("ini rag_size_limits: expected two whole numbers "
-                                        f"'MIN MAX', 0 <= MIN <= MAX, got {' '.join(size_text)!r}")
-            size_limits = (low, high)
-        phrases = [line for line in config.getini("rag_abstain_phrases") if line.strip()]
-        stage_settings = {
-            "k": _ini_int(config, "rag_k", 1),
-            "size_limits": size_limits,
-            "boundary_tolerance": _ini_int(config, "rag_boundary_tolerance", 0),
-            "required_metadata": list(config.getini("rag_required_metadata")) or None,
-            "max_context_tokens": _ini_int(config, "rag_max_context_tokens", 0),
-            "abstain_phrases": phrases or None,
-            # Only when on: None is dropped below, so a call-level value still decides.
-            "relevance_from_evidence": _ini_bool(config, "rag_relevance_from_evidence") or None,
-            "doc_id_key": str(config.getini("rag_doc_id_key")).strip() or None,
-        }
+        ini_settings = {row.name: _ini_setting(config, row) for row in SETTINGS if row.ini}
+        stage_settings = {name: value for name, value in ini_settings.items()
+                          if value is not None and setting(name).scope != "loader"}
 
         significance = option.rag_significance
         inisignificance_level = str(config.getini("rag_significance")).strip()
@@ -253,7 +286,9 @@ class RagOptions:
             prune=option.rag_prune_baseline, strict=option.rag_strict, tolerances=tolerances,
             cli_thresholds=cli, ini_thresholds=ini, scorecard=scorecard,
             report_json=path_of(option.rag_report), report_md=path_of(option.rag_report_md),
-            allow_outside_paths=_ini_bool(config, "rag_allow_outside_paths"),
-            stage_settings={k: v for k, v in stage_settings.items() if v is not None},
+            allow_outside_paths=bool(ini_settings["allow_outside_paths"]),
+            relevance_level=ini_settings["relevance_level"] or setting("relevance_level").default,
+            stage_settings=stage_settings,
             significance=significance, report_html=path_of(option.rag_html),
+            export_dir=path_of(getattr(option, "rag_export", None)),
         )

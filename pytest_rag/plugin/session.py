@@ -117,6 +117,7 @@ class RagSession:
         self.collected: set[str] = set()
         self.order: list[str] = []  # node ids in collection order
         self.sweep_tests: set[str] = set()  # test functions marked rag_sweep
+        self.variants: dict[str, dict[str, Any]] = {}  # knobs, costs, rule per variant
         self.partial = bool(config.option.keyword or config.option.markexpr)
         self.collection_errors = False
         self.notes: list[str] = []
@@ -145,7 +146,8 @@ class RagSession:
         if key not in self.datasets:
             try:
                 self.datasets[key] = load_dataset(
-                    path, run=run, allow_outside_paths=self.options.allow_outside_paths)
+                    path, run=run, allow_outside_paths=self.options.allow_outside_paths,
+                    relevance_level=self.options.relevance_level)
             except DatasetError as error:
                 message = terminal_lines(f"pytest-rag: {error}")
             else:
@@ -221,7 +223,10 @@ class RagSession:
             if self.baseline is not None and self.options.compare:
                 diffs[record.stage] = compare_record(record, self.baseline, self.specs,
                                                      self.options.tolerances,
-                                                     alpha=self.options.significance)
+                                                     alpha=self.options.significance,
+                                                     # the JSON report shows every p-value
+                                                     all_statistics=self.options.report_json
+                                                     is not None)
                 block = self._regression_lines(record, diffs[record.stage])
                 titles.update(block[:1])
                 failures.extend(block)
@@ -235,6 +240,16 @@ class RagSession:
                                     "record one with --rag-update-baseline")
         lost = self._lost_stage_lines(item.nodeid, set(latest))
         failures.extend(lost)
+        from .sweeps import variant_payload
+
+        variant, variant_error = variant_payload(item, latest, self.specs)
+        if variant_error:
+            failures.append(variant_error)
+        export_notes: list[str] = []
+        if self.options.export_dir is not None:
+            from .export import export_reports
+
+            export_notes = export_reports(self.options.export_dir, item.nodeid, latest)
         if self.options.report_html is not None:  # only then: xdist payloads stay small
             records = [self._with_details(record, latest[record.stage],
                                           diffs.get(record.stage, [])) for record in records]
@@ -257,6 +272,8 @@ class RagSession:
             message.extend(gold_notes)
         payload = {
             "sweep": item.get_closest_marker("rag_sweep") is not None,
+            "variant": variant,
+            "notes": export_notes,  # said by the controller, also under pytest-xdist
             "records": [record.to_json() for record in records],
             "checks": [check.to_json() for stage_checks in checks.values() for check in stage_checks],
             "diffs": [_diff_json(diff) for stage_diffs in diffs.values() for diff in stage_diffs],
@@ -362,6 +379,9 @@ class RagSession:
 
         if payload.get("sweep"):
             self.sweep_tests.add(split_nodeid(report.nodeid)[0])
+        if payload.get("variant"):
+            self.variants[report.nodeid] = payload["variant"]
+        self.notes.extend(payload.get("notes", ()))
         for data in payload["records"]:
             self.records = [r for r in self.records
                             if (r.nodeid, r.stage) != (data["nodeid"], data["stage"])]
@@ -446,10 +466,19 @@ class RagSession:
                 change = self.baseline.gold_change(record)
                 if change is not None:
                     gold_changes[(record.nodeid, record.stage)] = change
+        from ..compare.sweeps import Variant
+        from .sweeps import gate_failures
+
         self.scorecard = build_scorecard(self.records, self.checks, self.diffs, self.specs,
                                          self.outcomes, self.order,
-                                         frozenset(self.sweep_tests), gold_changes)
+                                         frozenset(self.sweep_tests), gold_changes,
+                                         {nodeid: Variant.from_json(data)
+                                          for nodeid, data in self.variants.items()})
         scorecard = self.scorecard
+        beaten = gate_failures(scorecard.sweeps())
+        self.notes.extend(beaten)
+        if beaten and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
         writers = ((self.options.report_json, _write_json_report),
                    (self.options.report_md, _append_markdown_report),
                    (self.options.report_html, self._write_html_report))
@@ -571,8 +600,8 @@ class RagSession:
         except OSError as error:
             self._not_written(session, error)
             return
-        except BaselineError as error:  # the reader would refuse it: nothing written
-            self.notes.append(f"baseline {options.baseline_path} not written: {error}")
+        except BaselineError as error:  # its reader would refuse it: the old file stays
+            self.notes.append(str(error))
             session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
             return
         stages = len(records) if options.update else 0
@@ -587,7 +616,8 @@ class RagSession:
         if show and scorecard is not None:
             full = self.options.scorecard == "full" or self.config.get_verbosity() > 0
             terminalreporter.write_sep("=", "RAG scorecard")
-            for line in scorecard.lines(full=full):
+            for line in scorecard.lines(full=full,
+                                        sweep_width=self.config.get_terminal_writer().fullwidth):
                 terminalreporter.write_line(terminal_text(line))
             counts = scorecard.counts()
             improved = counts.get("improved", 0)

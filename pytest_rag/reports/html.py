@@ -6,9 +6,10 @@ inline CSS and inline SVG (:mod:`pytest_rag.reports.svg`).  It is a pure functio
 the same scorecard always gives the same bytes (no time stamps, no random
 ids, stable order), so runs with and without pytest-xdist give the same file.
 
-Sections, each with a stable ``id``: ``summary``, ``metrics`` (a bar per
+Sections, each with a stable ``id``: ``summary``, ``sweeps`` (first: the comparison a
+reader came for), ``metrics`` (a bar per
 metric with its baseline and thresholds), ``distributions`` (per-query
-histograms of the metrics that got worse), ``chunk-sizes``, ``sweeps`` and
+histograms of the metrics that got worse), ``chunk-sizes`` and
 ``drill-down`` (per query: the question, the ranked ids with the relevant
 ones marked, the answer against the references and the per-query values).
 Collapsing uses ``<details>``; the print stylesheet expands everything.
@@ -26,8 +27,10 @@ from the element itself or else from its closest ancestor that has it:
   ``tests[test][stage]["metrics"][key][field]``; ``ci_low`` / ``ci_high``:
   ``...["ci95"][0]`` / ``[1]``;
 * ``per_query``: ``tests[test][stage]["per_query"][key][query]``;
-* ``sweep``: ``sweeps[test][stage]["metrics"][key]["values"][variant]``;
-  ``equal_in_every_variant``: ``sweeps[test][stage]["equal_in_every_variant"]``;
+* ``sweep``: ``sweeps[test]["stages"][stage]["metrics"][key]["values"][variant]``;
+  ``sweep-cost``: ``sweeps[test]["costs"][key][variant]``; ``sweep-objective``:
+  ``sweeps[test]["verdict"]["variants"][variant]["objective"]``;
+  ``equal_in_every_variant``: ``sweeps[test]["equal_in_every_variant"]``;
 * ``summary``: ``summary[key]``; ``outcomes``: how many tests have the
   outcome ``key``.
 
@@ -41,16 +44,16 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from html import escape
 from typing import TYPE_CHECKING, Any
 
-from ..formatting import delta_text, number_text, settings_text
+from ..formatting import settings_text
 from ..registry import REGISTRY, MetricSpec
+from .html_parts import _attrs, _delta_text, _e, _exact, _number, format_number
 from .svg import BASELINE, CURRENT, WORSE, Marker, Series, bar, bin_counts, histogram
+from .sweep_html import sweeps_section
 
 if TYPE_CHECKING:
     from ..compare.baseline import Baseline
-    from ..compare.sweeps import Sweep
     from .scorecard import Scorecard, ScoreEntry, ScoreRow
 
 __all__ = ["SECTIONS", "render_html"]
@@ -58,10 +61,10 @@ __all__ = ["SECTIONS", "render_html"]
 #: The page's sections: ``(id, title)``, in page order.
 SECTIONS: tuple[tuple[str, str], ...] = (
     ("summary", "Summary"),
+    ("sweeps", "Sweeps"),
     ("metrics", "Metrics"),
     ("distributions", "Distributions"),
     ("chunk-sizes", "Chunk sizes"),
-    ("sweeps", "Sweeps"),
     ("drill-down", "Drill-down"),
 )
 #: Statuses in the order the summary lists them.
@@ -124,7 +127,9 @@ figure{margin:10px 0 16px;break-inside:avoid}
 figcaption{font-size:13px;margin-bottom:4px}
 .grid{display:flex;flex-wrap:wrap;gap:8px 28px}
 .best{font-weight:700;color:var(--good)}
-table.sweep th{white-space:nowrap}
+table.sweep th,table.sweep td{white-space:nowrap}
+tr.recommended th,tr.recommended td{background:var(--goodbg)}
+ul.verdict{margin:4px 0 8px;padding-left:20px}
 details.query{margin:4px 0}
 details.query>summary{background:#fff;font-size:13px}
 details.query.worse>summary{border-left:4px solid var(--bad)}
@@ -165,52 +170,11 @@ section{break-before:auto}
 
 
 # -- formatting ------------------------------------------------------------------
-def _e(text: object) -> str:
-    return escape(str(text), quote=True)
-
-
 def _id(text: object) -> str:
     """An id in running text or a list: escaped and isolated from the text direction
     around it (``<bdi>``), so a right-to-left override in it turns nothing else around
     (``<code>`` elements are isolated by the style sheet)."""
     return f"<bdi>{_e(text)}</bdi>"
-
-
-def _exact(value: float | int | None) -> str:
-    """The machine-readable form: ``repr`` of a float, an integer as is, ``null`` for None."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    return repr(float(value))
-
-
-def format_number(value: float | None) -> str:
-    """A value for people: 3 decimals, 1 above 1000, 2 significant digits below 0.01."""
-    if value is None:
-        return "not measured"
-    return number_text(value)
-
-
-def _delta_text(value: float) -> str:
-    return delta_text(value)
-
-
-def _attrs(**attributes: object) -> str:
-    """`` data-x="..."`` for each attribute that is not ``None`` (``_`` becomes ``-``)."""
-    return "".join(f' {name.rstrip("_").replace("_", "-")}="{_e(value)}"'
-                   for name, value in attributes.items() if value is not None)
-
-
-def _number(tag: str, value: float | int | None, *, text: str | None = None,
-            css: str = "", **attributes: object) -> str:
-    """An element holding a reported number, with its exact value in ``data-value``."""
-    shown = text if text is not None else format_number(value)
-    classes = " ".join(part for part in (css, "nm" if value is None else "") if part)
-    return (f"<{tag}{_attrs(class_=classes or None, **attributes)} data-value=\"{_exact(value)}\">"
-            f"{_e(shown)}</{tag}>")
 
 
 def _count(tag: str, count: int, field: str, key: str, css: str = "") -> str:
@@ -580,49 +544,6 @@ def _chunk_sizes(scorecard: Scorecard, details: Mapping[tuple[str, str], Mapping
     return out
 
 
-def _sweep(sweep: Sweep) -> str:
-    head = [f'<h3><code>{_e(sweep.test)}</code> {_e(sweep.stage)}: {len(sweep.variants)} '
-            "variants</h3>"]
-    if not sweep.metrics:
-        return "".join(head) + '<p class="none">Every metric is equal in every variant.</p>'
-    cells = ["<th>variant</th>"] + [f'<th class="num"><code>{_e(m)}</code></th>'
-                                    for m in sweep.metrics]
-    body = []
-    for i, (variant, values) in enumerate(zip(sweep.variants, sweep.values)):
-        row = [f"<th><code>{_e(variant)}</code></th>"]
-        for j, value in enumerate(values):
-            best = i in sweep.best[j]
-            text = format_number(value) + (" ★" if best else "")
-            row.append(_number("td", value, text=text, css="num best" if best else "num",
-                               data_key=sweep.metrics[j]))
-        body.append(f"<tr{_attrs(data_variant=variant)}>{''.join(row)}</tr>")
-    same = ""
-    if sweep.same:
-        count = _number("span", sweep.same, text=str(sweep.same),
-                        data_field="equal_in_every_variant")
-        same = (f'<p class="note">{count} more metric{"s" if sweep.same != 1 else ""} equal in '
-                "every variant.</p>")
-    where = _attrs(data_test=sweep.test, data_stage=sweep.stage, data_field="sweep")
-    return ("".join(head) + f'<div class="scroll"{where}>'
-            f'<table class="sweep"><thead><tr>{"".join(cells)}</tr></thead><tbody>'
-            f'{"".join(body)}</tbody></table>{same}</div>')
-
-
-def _sweeps(scorecard: Scorecard) -> list[str]:
-    out = ['<section id="sweeps"><h2>Sweeps</h2>']
-    sweeps = scorecard.sweeps()
-    if not sweeps:
-        out.append('<p class="none">No sweep: no parametrized test recorded the same stage in '
-                   "two or more variants.</p></section>")
-        return out
-    out.append('<p class="note">Parametrized variants of one test side by side; ★ marks the '
-               "best value of each column (by the metric's direction; informational metrics "
-               "have none).</p>")
-    out.extend(_sweep(sweep) for sweep in sweeps)
-    out.append("</section>")
-    return out
-
-
 def _id_list(ids: Sequence[str], grades: Mapping[str, Any]) -> str:
     """A ranked list of ids, those with a grade above 0 marked relevant."""
     if not ids:
@@ -795,10 +716,10 @@ def render_html(scorecard: Scorecard,
              f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>",
              f"<header><h1>{_e(title)}</h1><nav>{nav}</nav></header><main>"]
     parts.extend(_summary(scorecard, ids))
+    parts.extend(sweeps_section(scorecard))
     parts.extend(_metrics(scorecard, registry, ids))
     parts.extend(_distributions(scorecard, registry, baseline))
     parts.extend(_chunk_sizes(scorecard, found))
-    parts.extend(_sweeps(scorecard))
     parts.extend(_drill_down(scorecard, found, ids))
     parts.append("</main></body></html>")
     return "\n".join(parts) + "\n"

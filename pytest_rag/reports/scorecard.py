@@ -7,6 +7,7 @@ Building and rendering are pure: :class:`Scorecard` turns into terminal lines
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -14,10 +15,11 @@ from typing import Any
 from ..compare.baseline import MetricDiff
 from ..compare.gold import GoldChange
 from ..compare.records import REPORT_FORMAT, REPORT_VERSION, CheckRecord, StageRecord
-from ..compare.sweeps import Sweep, find_sweeps, sweep_lines, sweep_markdown
+from ..compare.sweeps import Sweep, Variant, find_sweeps
 from ..escaping import markdown_code, terminal_text
 from ..formatting import delta_text, number_text, p_value_text, setting_text
-from ..registry import MetricSpec
+from ..registry import REGISTRY, MetricSpec
+from .sweep_views import sweep_lines, sweep_markdown
 
 __all__ = ["ScoreEntry", "ScoreRow", "Scorecard", "build_scorecard"]
 
@@ -62,6 +64,9 @@ def _table(rows: Sequence[tuple[str, ...]], width: int) -> list[str]:
     return ["  " + "  ".join(text.ljust(size) for text, size in zip(line, widths)).rstrip()
             for line in (headers, ["-" * size for size in widths], *cells)]
 
+
+#: Variants a sweep table lists by default (``-v`` lists all): about a screenful.
+SWEEP_ROWS = 20
 
 #: Row statuses that make the default scorecard show their stage report.
 ATTENTION = frozenset({"FAIL", "REGRESSED", "LOST", "within noise", "improved", "new",
@@ -157,9 +162,11 @@ def build_scorecard(records: Iterable[StageRecord], checks: Iterable[CheckRecord
         tuple[str, str], Sequence[CheckRecord]], diffs: Mapping[tuple[str, str], Sequence[MetricDiff]],
         specs: Mapping[str, MetricSpec], outcomes: Mapping[str, str] | None = None,
         order: Sequence[str] = (), sweep_tests: frozenset[str] | None = None,
-        gold_changes: Mapping[tuple[str, str], GoldChange] | None = None) -> Scorecard:
+        gold_changes: Mapping[tuple[str, str], GoldChange] | None = None,
+        variants: Mapping[str, Variant] | None = None) -> Scorecard:
     """Assemble the scorecard; ``checks``, ``diffs`` and ``gold_changes`` (the entries
-    whose gold changed) are keyed by ``(nodeid, stage)``.
+    whose gold changed) are keyed by ``(nodeid, stage)``; ``variants`` (knobs, costs
+    and sweep rule) by node id.
 
     Entries follow ``order`` (the session's collection order, so parametrized
     variants keep the order they were written in); tests not in it come after,
@@ -182,7 +189,7 @@ def build_scorecard(records: Iterable[StageRecord], checks: Iterable[CheckRecord
                                   dict(record.per_query),
                                   (outcomes or {}).get(record.nodeid, "passed"), worse,
                                   record.gold_json(), change))
-    return Scorecard(tuple(entries), sweep_tests)
+    return Scorecard(tuple(entries), sweep_tests, dict(variants or {}), specs)
 
 
 @dataclass(frozen=True)
@@ -193,13 +200,22 @@ class Scorecard:
     #: Test functions marked ``@pytest.mark.rag_sweep`` (node ids without the
     #: parameter part); ``None``: every group of variants is a sweep.
     sweep_tests: frozenset[str] | None = None
+    #: Knobs, costs and rule of each parametrized test (node id).
+    variants: Mapping[str, Variant] = field(default_factory=dict)
+    #: The metrics (the registry with any custom metrics).
+    specs: Mapping[str, MetricSpec] = field(default_factory=lambda: REGISTRY)
 
     def sweeps(self) -> list[Sweep]:
-        """Parametrized variants of one test and stage, grouped for comparison; a best
-        value is marked only in sweeps of one knob (see :attr:`sweep_tests`)."""
+        """Parametrized variants of one test, grouped for comparison; bests and a verdict
+        only in sweeps of one knob (see :attr:`sweep_tests`).  Computed once."""
+        return list(self._sweeps)
+
+    @functools.cached_property
+    def _sweeps(self) -> tuple[Sweep, ...]:
         directions = {f"{entry.stage}.{row.key}": row.direction
                       for entry in self.entries for row in entry.rows}
-        return find_sweeps(self.entries, directions, self.sweep_tests)
+        return tuple(find_sweeps(self.entries, directions, self.sweep_tests, self.variants,
+                                 self.specs))
 
     def counts(self) -> dict[str, int]:
         """How many rows have each status, plus ``stages``."""
@@ -221,14 +237,16 @@ class Scorecard:
         return ", ".join(parts)
 
     # -- terminal ---------------------------------------------------------------
-    def lines(self, *, full: bool = False, width: int = 80) -> list[str]:
+    def lines(self, *, full: bool = False, width: int = 80,
+              sweep_width: int | None = None) -> list[str]:
         """The terminal scorecard; ``full`` lists every stage report and metric.
 
         Otherwise only what needs attention: stage reports of failed tests and
         those with a metric below its threshold, regressed, no longer measured,
         within noise, improved or new (shown with their checked or changed
         metrics, the others counted in one line); the rest is counted in one
-        line.  Every line fits in ``width`` columns.
+        line.  Every line fits in ``width`` columns; the sweep tables use
+        ``sweep_width`` (the terminal's width; default ``width``).
         """
         import textwrap
 
@@ -266,7 +284,8 @@ class Scorecard:
                        f"report{'s' if quiet != 1 else ''} with nothing to flag "
                        "(-v lists them)")
         for sweep in self.sweeps():
-            out.extend(sweep_lines(sweep, width))
+            out.extend(sweep_lines(sweep, max(sweep_width or width, 40),
+                                   None if full else SWEEP_ROWS))
         if self.entries:
             out.extend(textwrap.wrap(self.summary_line(), width))
         return out
@@ -278,6 +297,8 @@ class Scorecard:
 
         parts = ["## RAG scorecard", "", self.summary_line() if self.entries else
                  "No stage was evaluated.", ""]
+        for sweep in self.sweeps():  # first: the comparison a reader came for
+            parts.extend([sweep_markdown(sweep), ""])
         for entry in self.entries:
             parts.append(f"### {markdown_code(entry.nodeid)} — {entry.stage}")
             parts.append("")
@@ -293,8 +314,6 @@ class Scorecard:
                                                   "delta", "p", "95% CI", "status"),
                                   tablefmt="github", disable_numparse=True))
             parts.append("")
-        for sweep in self.sweeps():
-            parts.extend([sweep_markdown(sweep), ""])
         return "\n".join(parts)
 
     # -- json ---------------------------------------------------------------------
@@ -309,8 +328,6 @@ class Scorecard:
                 **({"gold": dict(entry.gold)} if entry.gold else {}),
                 **({"gold_change": entry.gold_change.to_json()} if entry.gold_change else {}),
             }
-        sweeps: dict[str, dict[str, Any]] = {}
-        for sweep in self.sweeps():
-            sweeps.setdefault(sweep.test, {})[sweep.stage] = sweep.to_json()
+        sweeps = {sweep.test: sweep.to_json() for sweep in self.sweeps()}
         return {"format": REPORT_FORMAT, "version": REPORT_VERSION,
                 "summary": self.counts(), "tests": tests, "sweeps": sweeps}

@@ -1,4 +1,5 @@
-"""Small SVG charts for the HTML report, drawn by hand: metric bars and histograms.
+"""Small SVG charts for the HTML report, drawn by hand: metric bars, histograms and
+the sweeps' quality-against-cost scatter.
 
 Every function returns one ``<svg>`` element as a string that is well-formed
 XML on its own (text escaped, no HTML entities), with its colours as
@@ -13,7 +14,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from html import escape
 
-__all__ = ["Marker", "Series", "bar", "bin_counts", "histogram", "short_number"]
+__all__ = ["Marker", "Point", "Series", "bar", "bin_counts", "histogram", "scatter",
+           "short_number"]
 
 #: Colours: the current value, a value that got worse, the baseline, a threshold.
 CURRENT = "#2f6fb3"
@@ -23,6 +25,7 @@ THRESHOLD = "#d35400"
 TRACK = "#e8ecf1"
 INK = "#1f2933"
 MUTED = "#616e7c"
+GOOD = "#1e7e34"
 
 
 @dataclass(frozen=True)
@@ -143,6 +146,15 @@ def _ones() -> Iterable[int]:
         yield 1
 
 
+def _axes(left: float, top: float, plot_w: float, plot_h: float) -> list[str]:
+    """The x axis along the bottom of the plot and the y axis along its left side."""
+    base = _c(top + plot_h)
+    return [(f'<line x1="{_c(left)}" y1="{base}" x2="{_c(left + plot_w)}" y2="{base}" '
+             f'stroke="{MUTED}" stroke-width="1"/>'),
+            (f'<line x1="{_c(left)}" y1="{_c(top)}" x2="{_c(left)}" y2="{base}" '
+             f'stroke="{MUTED}" stroke-width="1"/>')]
+
+
 def histogram(series: Sequence[Series], edges: Sequence[float], *,
               markers: Sequence[Marker] = (), title: str = "", x_label: str = "",
               width: int = 560, height: int = 190) -> str:
@@ -174,10 +186,7 @@ def histogram(series: Sequence[Series], edges: Sequence[float], *,
 
     parts = _open(width, height, "histogram", title)
     base = _c(top + plot_h)
-    parts.append(f'<line x1="{_c(left)}" y1="{base}" x2="{_c(left + plot_w)}" y2="{base}" '
-                 f'stroke="{MUTED}" stroke-width="1"/>')
-    parts.append(f'<line x1="{_c(left)}" y1="{_c(top)}" x2="{_c(left)}" y2="{base}" '
-                 f'stroke="{MUTED}" stroke-width="1"/>')
+    parts.extend(_axes(left, top, plot_w, plot_h))
     for count in sorted({0, tallest}):
         parts.append(f'<text x="{_c(left - 4)}" y="{_c(y(count) + 4)}" text-anchor="end" '
                      f'font-size="10" fill="{MUTED}">{count}</text>')
@@ -224,5 +233,74 @@ def histogram(series: Sequence[Series], edges: Sequence[float], *,
         parts.append(f'<rect x="{_c(legend_x - 10)}" y="3" width="10" height="10" '
                      f'fill="{item.colour}"/>')
         legend_x -= 22
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+@dataclass(frozen=True)
+class Point:
+    """One variant of a scatter plot: ``x`` (a cost), ``y`` (the objective), its label,
+    and whether it is on the frontier (drawn filled and joined) or recommended
+    (drawn larger, in green)."""
+
+    x: float
+    y: float
+    label: str
+    frontier: bool = False
+    recommended: bool = False
+
+
+def scatter(points: Sequence[Point], *, title: str = "", x_label: str = "", y_label: str = "",
+            width: int = 560, height: int = 260) -> str:
+    """Quality against cost: a dot per point, the frontier points joined in order of
+    cost (the trade-off curve), each point labelled."""
+    left, right, top, bottom = 52.0, 16.0, 16.0, 40.0
+    plot_w, plot_h = width - left - right, height - top - bottom
+    xs = [p.x for p in points] or [0.0]
+    ys = [p.y for p in points] or [0.0]
+    x_low, x_high = min(xs), max(xs)
+    y_low, y_high = min(ys), max(ys)
+
+    def x(value: float) -> float:
+        share = 0.5 if x_high == x_low else (value - x_low) / (x_high - x_low)
+        return left + 8 + (plot_w - 16) * share
+
+    def y(value: float) -> float:
+        share = 0.5 if y_high == y_low else (value - y_low) / (y_high - y_low)
+        return top + 8 + (plot_h - 16) * (1 - share)
+
+    parts = _open(width, height, "scatter", title)
+    parts.extend(_axes(left, top, plot_w, plot_h))
+    for value in sorted({x_low, x_high}):
+        parts.append(f'<text x="{_c(x(value))}" y="{_c(top + plot_h + 13)}" '
+                     f'text-anchor="middle" font-size="10" fill="{MUTED}">'
+                     f"{_e(short_number(value))}</text>")
+    for value in sorted({y_low, y_high}):
+        parts.append(f'<text x="{_c(left - 4)}" y="{_c(y(value) + 4)}" text-anchor="end" '
+                     f'font-size="10" fill="{MUTED}">{_e(short_number(value))}</text>')
+    front = sorted((p for p in points if p.frontier), key=lambda p: (p.x, p.y))
+    if len(front) > 1:
+        path = " ".join(f"{_c(x(p.x))},{_c(y(p.y))}" for p in front)
+        parts.append(f'<polyline class="frontier" points="{path}" fill="none" '
+                     f'stroke="{CURRENT}" stroke-width="1.5" stroke-dasharray="4 3"/>')
+    for point in points:
+        colour = GOOD if point.recommended else CURRENT if point.frontier else BASELINE
+        radius = 6 if point.recommended else 4
+        parts.append(f'<circle cx="{_c(x(point.x))}" cy="{_c(y(point.y))}" r="{radius}" '
+                     f'fill="{colour}"><title>{_e(point.label)}: {_e(short_number(point.y))} '
+                     f"at {_e(short_number(point.x))}</title></circle>")
+        # A label that would run off the right edge ends at its dot instead.
+        right_side = x(point.x) + 7 + 5.5 * len(point.label) <= width
+        anchor = "" if right_side else ' text-anchor="end"'
+        parts.append(f'<text x="{_c(x(point.x) + (7 if right_side else -7))}" '
+                     f'y="{_c(y(point.y) - 5)}" font-size="10" fill="{INK}"{anchor}>'
+                     f"{_e(point.label)}</text>")
+    if x_label:
+        parts.append(f'<text x="{_c(left + plot_w / 2)}" y="{_c(height - 6)}" '
+                     f'text-anchor="middle" font-size="11" fill="{INK}">{_e(x_label)}</text>')
+    if y_label:
+        parts.append(f'<text x="12" y="{_c(top + plot_h / 2)}" text-anchor="middle" '
+                     f'font-size="11" fill="{INK}" transform="rotate(-90 12 '
+                     f'{_c(top + plot_h / 2)})">{_e(y_label)}</text>')
     parts.append("</svg>")
     return "".join(parts)

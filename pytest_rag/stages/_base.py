@@ -2,23 +2,29 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from functools import partial
 from operator import attrgetter, is_not
 from typing import Any, ClassVar
 
+import numpy as np
+import numpy.typing as npt
+
 from ..dataset.arguments import resolve_inputs
+from ..dataset.caches import collector_paused
+from ..dataset.fields import GOLD_FIELDS, RUN
 from ..dataset.frameworks import check_doc_id_key
-from ..dataset.gc_pause import collector_paused
-from ..dataset.model import RUN_FIELDS, Dataset
+from ..dataset.model import Dataset
 from ..kernels.aggregate import FloatArray, mean
 from ..registry import MetricSpec, describe_need, need_alternatives, stage_metrics
+from ..settings import check_setting, setting
 from .report import Report
 
-__all__ = ["RankedStageEvaluator", "ReportBuilder", "StageEvaluator", "available"]
+__all__ = ["RankedStageEvaluator", "ReportBuilder", "StageEvaluator", "available",
+           "explain_uncounted"]
 
 #: The cut-off when neither the evaluator nor the dataset's params give one.
-DEFAULT_K = 5
+DEFAULT_K: int = setting("k").default
 
 
 class StageEvaluator:
@@ -54,7 +60,7 @@ class StageEvaluator:
             object (LangChain, LlamaIndex, Haystack) instead of the defaults
             (:mod:`pytest_rag.dataset.frameworks`).
         **inputs:
-            Inputs by their FORMAT.md names.  Per-query inputs are mappings of
+            Inputs by their dataset-format names.  Per-query inputs are mappings of
             query id to value (``retrieved_ids={"q1": ["c3", "c1"]}``); an input
             passed here replaces the dataset's input of the same name for every
             query.  ``chunks`` and the ranked lists also take the chunk objects
@@ -110,40 +116,37 @@ class RankedStageEvaluator(StageEvaluator):
 
     def __init__(self, *, k: int | None = None,
                  relevance_from_evidence: bool | None = None) -> None:
-        self.k = check_k(k)
+        self.k: int | None = check_setting("k", k)
         # None: the dataset's params decide (else off).
-        self.relevance_from_evidence = (None if relevance_from_evidence is None else check_flag(
-            "relevance_from_evidence", relevance_from_evidence))
+        self.relevance_from_evidence: bool | None = check_setting(
+            "relevance_from_evidence", relevance_from_evidence)
 
     def _settings(self, dataset: Dataset) -> dict[str, Any]:
         derive = (self.relevance_from_evidence if self.relevance_from_evidence is not None
-                  else bool(dataset.params.relevance_from_evidence))
-        return {"k": self.k or dataset.params.k or DEFAULT_K,
+                  else bool(check_setting("relevance_from_evidence",
+                                          dataset.params.relevance_from_evidence,
+                                          "params.relevance_from_evidence")))
+        return {"k": self.k or check_setting("k", dataset.params.k, "params.k") or DEFAULT_K,
                 **flag_settings("relevance_from_evidence", derive)}
 
 
-def check_flag(name: str, value: bool | None) -> bool:
-    """Validate a boolean setting; ``None`` is ``False``."""
-    if value is None:
-        return False
-    if not isinstance(value, bool):
-        raise ValueError(f"{name} must be True or False, got {value!r}")
-    return value
+def explain_uncounted(builder: ReportBuilder, keys: Collection[str],
+                      uncounted: npt.NDArray[np.bool_]) -> None:
+    """Give the metrics ``keys`` that are ``None`` the reason of relevance derived
+    against the retrieved chunks alone, when some query was graded so."""
+    if not uncounted.any():
+        return
+    from ..kernels.relevance import UNCOUNTED_REASON
+
+    for key in keys:
+        if key in builder.values and builder.values[key] is None:
+            builder.set(key, None, reason=UNCOUNTED_REASON)
 
 
 def flag_settings(name: str, value: bool) -> dict[str, bool]:
     """``{name: True}`` when the flag is on, else nothing (the report's settings
     then stay as they were before the flag existed)."""
     return {name: True} if value else {}
-
-
-def check_k(k: int | None) -> int | None:
-    """Validate a ``k`` setting (a whole number >= 1) or pass ``None`` through."""
-    if k is None:
-        return None
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ValueError(f"k must be a whole number >= 1, got {k!r}")
-    return k
 
 
 def _has(value: object) -> bool:
@@ -157,18 +160,10 @@ def _has(value: object) -> bool:
         return True
 
 
-_GOLD_FIELDS = {
-    "relevant": "relevant",
-    "expected_evidence": "expected_evidence",
-    "reference_answer": "reference_answers",
-    "required_facts": "required_facts",
-    "expected_citations": "expected_citations",
-    "answerable": "answerable",
-}
 
 
 def available(dataset: Dataset, settings: Mapping[str, object], name: str) -> bool:
-    """Whether the input ``name`` (a FORMAT.md name or a setting) is given at all."""
+    """Whether the input ``name`` (a dataset-format name or a setting) is given at all."""
     if name in settings:
         return settings[name] is not None
     if name == "documents":
@@ -181,18 +176,18 @@ def available(dataset: Dataset, settings: Mapping[str, object], name: str) -> bo
         return bool(dataset.expected_metadata)
     vectors = dataset.vectors
     if name == "chunk_vectors":
-        return vectors is not None and vectors.chunk_matrix is not None and len(vectors.chunk_ids) > 0
+        return (vectors is not None and vectors.chunk_matrix is not None
+                and len(vectors.chunk_ids) > 0)
     if name == "sentence_vectors":
         return vectors is not None and bool(vectors.sentences)
     if name == "indexed_ids":
         return vectors is not None and vectors.indexed_ids is not None
     # The scans below run in C until the first value that is given.
-    if name in _GOLD_FIELDS:
-        values = map(attrgetter(_GOLD_FIELDS[name]), dataset.queries)
-    elif name in RUN_FIELDS:
-        values = map(attrgetter(name), dataset.run.values())
-    else:
+    row = GOLD_FIELDS.get(name) or RUN.get(name)  # the field table's row of a per-query input
+    if row is None:
         return False
+    records = dataset.queries if row.section == "queries" else dataset.run.values()
+    values = map(attrgetter(row.attribute), records)
     return any(map(_has, filter(_given, values)))
 
 
@@ -231,6 +226,9 @@ class ReportBuilder:
         for spec in self.specs:
             if self.values[spec.key] is not None:
                 continue
+            if spec.key in self.reasons:  # the stage knows better than the inputs
+                missing[spec.key] = self.reasons[spec.key]
+                continue
             for need in spec.needs:
                 if need not in given:
                     given[need] = any(available(self.dataset, self.settings, name)
@@ -238,8 +236,6 @@ class ReportBuilder:
             absent = [describe_need(need) for need in spec.needs if not given[need]]
             if absent:
                 missing[spec.key] = "needs " + ", ".join(absent)
-            elif spec.key in self.reasons:
-                missing[spec.key] = self.reasons[spec.key]
             elif spec.per_query:
                 missing[spec.key] = ("no query has every input it needs ("
                                      + ", ".join(map(describe_need, spec.needs))

@@ -11,17 +11,10 @@ from ..dataset.model import Dataset
 from ..kernels.aggregate import ratio
 from ..kernels.evidence import evidence_query_indices, list_overlap
 from ..kernels.ranking import scatter
+from ..settings import check_setting
 from ._base import ReportBuilder, StageEvaluator
 
 __all__ = ["AugmentationEvaluator"]
-
-
-def _check_budget(value: int | None) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValueError(f"max_context_tokens must be a whole number >= 0, got {value!r}")
-    return value
 
 
 class AugmentationEvaluator(StageEvaluator):
@@ -50,12 +43,13 @@ class AugmentationEvaluator(StageEvaluator):
     settings_names = ("max_context_tokens",)
 
     def __init__(self, *, max_context_tokens: int | None = None) -> None:
-        self.max_context_tokens = _check_budget(max_context_tokens)
+        self.max_context_tokens: int | None = check_setting("max_context_tokens",
+                                                            max_context_tokens)
 
     def _settings(self, dataset: Dataset) -> dict[str, Any]:
         budget = self.max_context_tokens
-        return {"max_context_tokens": budget if budget is not None
-                else dataset.params.max_context_tokens}
+        return {"max_context_tokens": budget if budget is not None else check_setting(
+            "max_context_tokens", dataset.params.max_context_tokens, "params.max_context_tokens")}
 
     def _compute(self, dataset: Dataset, settings: Mapping[str, Any],
                  builder: ReportBuilder) -> None:

@@ -16,10 +16,13 @@ from __future__ import annotations
 
 import contextvars
 import math
+import numbers
 import operator
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+from ..formatting import delta_text, number_text
 
 __all__ = [
     "CheckContext",
@@ -71,10 +74,12 @@ def reset_context(token: contextvars.Token[CheckContext | None]) -> None:
 
 
 def _fmt(value: object) -> str:
-    if isinstance(value, float):
-        return f"{value:.3f}" if abs(value) < 1000 else f"{value:.1f}"
-    if isinstance(value, int) and not isinstance(value, bool):
-        return str(value) if abs(value) >= 1000 else f"{value:.3f}"
+    """A number as every output prints it (:mod:`pytest_rag.formatting`); else its repr."""
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        try:
+            return number_text(float(value))
+        except OverflowError:  # an int beyond the float range
+            return str(value)
     return repr(value) if not hasattr(value, "expected") else str(value)
 
 
@@ -316,10 +321,10 @@ class Comparison:
         context = current_context()
         baseline = context.baseline(metric.stage, metric.key) if context is not None else None
         if baseline is not None and metric.value is not None:
-            text += f" (baseline {_fmt(baseline)}, {metric.value - baseline:+.3f})"
+            text += f" (baseline {_fmt(baseline)}, {delta_text(metric.value - baseline)})"
         lowest = metric.lowest() if metric.per_query else []
         if lowest:
-            text += "; lowest queries: " + ", ".join(f"{q} {v:.2f}" for q, v in lowest)
+            text += "; lowest queries: " + ", ".join(f"{q} {_fmt(v)}" for q, v in lowest)
         return text
 
     def __repr__(self) -> str:

@@ -20,73 +20,24 @@ import numpy as np
 import numpy.typing as npt
 
 from ..dataset.model import Chunk, Dataset, Document, EvidenceSpan
-from ..kernels.lexical import lexical_metrics, sentence_starts
+from ..kernels.aggregate import mean_or_none
+from ..kernels.lexical import lexical_metrics
+from ..kernels.lexical_sets import lexical_metrics_sets
 from ..kernels.positions import positions_of
+from ..kernels.vector_scan import sentence_metrics, unit_vectors
+from ..settings import check_setting, setting
 from ..text.intervals import containing, touching_count, union_sizes
 from ..text.markdown import markdown_blocks
-from ..text.tokens import code_points, point_table, span_intervals
+from ..text.tokens import span_intervals
 from ._base import ReportBuilder, StageEvaluator
 
 __all__ = ["ChunkEvaluator", "json_equal"]
 
-DEFAULT_BOUNDARY_TOLERANCE: Final = 0
+DEFAULT_BOUNDARY_TOLERANCE: Final[int] = setting("boundary_tolerance").default
 #: Tokens on each side of a boundary for ``lexical_boundary_clarity``.
-EDGE_TOKENS: Final = 12
 
 _IntArray = npt.NDArray[np.int64]
 _FloatArray = npt.NDArray[np.float64]
-
-
-# -- settings ----------------------------------------------------------------
-def _whole(value: object) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, (int, np.integer)):
-        return int(value)
-    if isinstance(value, (float, np.floating)) and float(value).is_integer():
-        return int(value)
-    return None
-
-
-def check_size_limits(value: object) -> tuple[int, int] | None:
-    """Validate ``size_limits``: two whole numbers ``0 <= min <= max`` (or ``None``)."""
-    if value is None:
-        return None
-    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, (Sequence, np.ndarray)):
-        raise ValueError(f"size_limits must be a pair [min, max] of whole numbers, got {value!r}")
-    if isinstance(value, np.ndarray) and value.ndim != 1:
-        raise ValueError(f"size_limits must be a pair [min, max] of whole numbers, got a "
-                         f"{value.ndim}-dimensional array {value!r}")
-    items = list(value)
-    low = _whole(items[0]) if len(items) == 2 else None
-    high = _whole(items[1]) if len(items) == 2 else None
-    if low is None or high is None or low < 0 or high < 0:
-        raise ValueError(f"size_limits must be two whole numbers >= 0 [min, max], got {value!r}")
-    if low > high:
-        raise ValueError(f"size_limits: min {low} is greater than max {high}")
-    return low, high
-
-
-def check_tolerance(value: object) -> int | None:
-    """Validate ``boundary_tolerance``: a whole number of characters >= 0 (or ``None``)."""
-    if value is None:
-        return None
-    number = _whole(value)
-    if number is None or number < 0:
-        raise ValueError(f"boundary_tolerance must be a whole number >= 0, got {value!r}")
-    return number
-
-
-def check_required_metadata(value: object) -> tuple[str, ...] | None:
-    """Validate ``required_metadata``: a sequence of key strings (or ``None``)."""
-    if value is None:
-        return None
-    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Sequence):
-        raise ValueError(f"required_metadata must be a list of key strings, got {value!r}")
-    for key in value:
-        if not isinstance(key, str):
-            raise ValueError(f"required_metadata keys must be strings, got {key!r}")
-    return tuple(value)
 
 
 # -- small helpers -----------------------------------------------------------
@@ -113,58 +64,6 @@ def json_equal(left: object, right: object) -> bool:
     if isinstance(left, (list, tuple)) and isinstance(right, (list, tuple)):
         return len(left) == len(right) and all(map(json_equal, left, right))
     return bool(left == right)
-
-
-def _jaccard(left: set[str], right: set[str]) -> float:
-    """``|A ∩ B| / |A ∪ B|``; 0 for two empty sets."""
-    inter = len(left & right)
-    union = len(left) + len(right) - inter
-    return inter / union if union else 0.0
-
-
-def _mean_pair_jaccard(parts: list[set[str]]) -> float:
-    """Mean Jaccard overlap of all pairs of (non-empty) sets; at least 2 sets."""
-    sizes = [len(part) for part in parts]
-    total = 0.0
-    for i, (part, size) in enumerate(zip(parts, sizes)):
-        for other, other_size in zip(parts[i + 1:], sizes[i + 1:]):
-            inter = len(part & other)
-            total += inter / (size + other_size - inter)
-    count = len(parts)
-    return total / (count * (count - 1) / 2)
-
-
-def _sentence_breaks(text: str) -> _IntArray:
-    """Character offsets where a new sentence starts (sorted).
-
-    A sentence ends after ``.``, ``!`` or ``?`` followed by whitespace (the
-    regular expression ``[.!?](?=\\s)``, Unicode whitespace) and at every
-    newline.  Found on the array of code points, without a regex loop.
-    """
-    if not text:
-        return np.zeros(0, dtype=np.int64)
-    codes = code_points(text)
-    return sentence_starts(codes, point_table(codes, str.isspace))
-
-
-def _unit_rows(matrix: _FloatArray) -> _FloatArray:
-    """Rows scaled to norm 1; a zero row stays zero (its cosine with anything is 0).
-
-    Rows are first divided by their largest absolute entry, so that neither
-    tiny nor huge entries underflow or overflow when squared.
-    """
-    largest = np.abs(matrix).max(axis=1, keepdims=True) if matrix.size else \
-        np.zeros((matrix.shape[0], 1))
-    scaled = np.zeros_like(matrix)
-    np.divide(matrix, largest, out=scaled, where=largest > 0)
-    norms = np.linalg.norm(scaled, axis=1, keepdims=True)
-    out = np.zeros_like(matrix)
-    np.divide(scaled, norms, out=out, where=norms > 0)
-    return out
-
-
-def _mean(values: list[float] | _FloatArray) -> float | None:
-    return float(np.mean(values)) if len(values) else None
 
 
 def _greedy_matches(predicted: list[int], ideal: list[int], tolerance: int) -> int:
@@ -258,21 +157,21 @@ class ChunkEvaluator(StageEvaluator):
     def __init__(self, *, size_limits: Sequence[int] | None = None,
                  boundary_tolerance: int | None = None,
                  required_metadata: Sequence[str] | None = None) -> None:
-        self.size_limits = check_size_limits(size_limits)
-        self.boundary_tolerance = check_tolerance(boundary_tolerance)
-        self.required_metadata = check_required_metadata(required_metadata)
+        self.size_limits: tuple[int, int] | None = check_setting("size_limits", size_limits)
+        self.boundary_tolerance: int | None = check_setting("boundary_tolerance",
+                                                            boundary_tolerance)
+        self.required_metadata: tuple[str, ...] | None = check_setting("required_metadata",
+                                                                       required_metadata)
 
     def _settings(self, dataset: Dataset) -> dict[str, Any]:
-        params = dataset.params
-        tolerance = (self.boundary_tolerance if self.boundary_tolerance is not None
-                     else check_tolerance(params.boundary_tolerance))
-        return {
-            "size_limits": (self.size_limits if self.size_limits is not None
-                            else check_size_limits(params.size_limits)),
-            "boundary_tolerance": DEFAULT_BOUNDARY_TOLERANCE if tolerance is None else tolerance,
-            "required_metadata": (self.required_metadata if self.required_metadata is not None
-                                  else check_required_metadata(params.required_metadata)),
-        }
+        # Params built in Python (not read from a file) are checked here, by the same rule.
+        chosen = {name: getattr(self, name) for name in self.settings_names}
+        given = {name: value if value is not None
+                 else check_setting(name, getattr(dataset.params, name), f"params.{name}")
+                 for name, value in chosen.items()}
+        if given["boundary_tolerance"] is None:
+            given["boundary_tolerance"] = DEFAULT_BOUNDARY_TOLERANCE
+        return given
 
     def _compute(self, dataset: Dataset, settings: Mapping[str, Any],
                  builder: ReportBuilder) -> None:
@@ -351,7 +250,7 @@ def _distinct_evidence(dataset: Dataset) -> tuple[_IntArray, _IntArray]:
 def _evidence_metrics(dataset: Dataset, scope: _IntArray) -> tuple[float | None, float | None]:
     """Completeness and fragmentation over the distinct gold spans of the documents in scope."""
     positions = positions_of(dataset)
-    rows, docs = dataset.gold_derived("distinct_evidence", _distinct_evidence)
+    rows, docs = dataset.gold_cached("distinct_evidence", _distinct_evidence)
     in_scope = np.zeros(len(dataset.documents), dtype=bool)
     in_scope[scope] = True
     rows = rows[in_scope[docs]]
@@ -382,7 +281,7 @@ def _structural_integrity(dataset: Dataset, scope: _IntArray) -> float | None:
     lows: list[_IntArray] = []
     highs: list[_IntArray] = []
     for doc in scope.tolist():
-        lo, hi = dataset.documents[doc].derived("markdown_blocks", _block_intervals)
+        lo, hi = dataset.documents[doc].cached("markdown_blocks", _block_intervals)
         if not lo.shape[0]:
             continue
         lows.append(lo + positions.base[doc])
@@ -439,48 +338,14 @@ def _semantic_metrics(dataset: Dataset, pairs: tuple[_IntArray, _IntArray]
         row_of = {chunk_id: row for row, chunk_id in enumerate(vectors.chunk_ids)}
         rows = np.fromiter((-1 if chunk_id is None else row_of.get(chunk_id, -1)
                             for chunk_id in chunk_ids), dtype=np.int64, count=len(chunk_ids))
-        unit = _unit_rows(np.asarray(vectors.chunk_matrix, dtype=np.float64))
+        unit = unit_vectors(np.asarray(vectors.chunk_matrix, dtype=np.float64))
         both = (rows[left] >= 0) & (rows[right] >= 0)
         cos = np.einsum("ij,ij->i", unit[rows[left[both]]], unit[rows[right[both]]])
         # A dot product of unit rows can pass +-1 by a rounding step: clip to the range.
-        values["semantic_chunk_stickiness"] = _mean(np.clip(cos, -1.0, 1.0))
+        values["semantic_chunk_stickiness"] = mean_or_none(np.clip(cos, -1.0, 1.0))
     if vectors.sentences:
-        values.update(_sentence_metrics(vectors.sentences, chunk_ids, left, right))
+        values.update(sentence_metrics(vectors.sentences, chunk_ids, left, right))
     return values
-
-
-def _sentence_metrics(sentences: Mapping[str, _FloatArray], chunk_ids: list[str | None],
-                      left: _IntArray, right: _IntArray) -> dict[str, float | None]:
-    """Cohesion and boundary clarity from each chunk's sentence vectors.
-
-    The cosines of all sentence pairs of a chunk sum to
-    ``(|sum u_i|^2 - sum |u_i|^2) / 2`` for the unit rows ``u_i``, so every
-    chunk is done at once with one concatenation and one ``reduceat``.
-    """
-    owners: list[int] = []
-    blocks: list[_FloatArray] = []
-    for row, chunk_id in enumerate(chunk_ids):
-        matrix = sentences.get(chunk_id) if chunk_id is not None else None
-        if matrix is not None and matrix.shape[0] > 0:
-            owners.append(row)
-            blocks.append(np.asarray(matrix, dtype=np.float64))
-    if not blocks:
-        return {}
-    counts = np.fromiter((block.shape[0] for block in blocks), dtype=np.int64, count=len(blocks))
-    unit = _unit_rows(np.concatenate(blocks))
-    offsets = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(counts)[:-1]])
-    sums = np.add.reduceat(unit, offsets, axis=0)
-    squares = np.add.reduceat(np.einsum("ij,ij->i", unit, unit), offsets)
-    multi = counts >= 2
-    pair_sums = (np.einsum("ij,ij->i", sums[multi], sums[multi]) - squares[multi]) / 2
-    cohesion = np.clip(pair_sums / (counts[multi] * (counts[multi] - 1) / 2), -1.0, 1.0)
-    slot = np.full(len(chunk_ids), -1, dtype=np.int64)
-    slot[np.asarray(owners, dtype=np.int64)] = np.arange(len(owners))
-    both = (slot[left] >= 0) & (slot[right] >= 0)
-    last = unit[offsets[slot[left[both]]] + counts[slot[left[both]]] - 1]
-    first = unit[offsets[slot[right[both]]]]
-    clarity = 1.0 - np.clip(np.einsum("ij,ij->i", last, first), -1.0, 1.0)
-    return {"semantic_cohesion": _mean(cohesion), "semantic_boundary_clarity": _mean(clarity)}
 
 
 # -- metadata ----------------------------------------------------------------
@@ -514,67 +379,10 @@ def _lexical_metrics(dataset: Dataset, scope: _IntArray, pairs: tuple[_IntArray,
     """Word-overlap proxies over the tokens of each chunk's text.
 
     Computed on integer word ids by :func:`pytest_rag.kernels.lexical.lexical_metrics`
-    (sorting and counting, no Python set); :func:`_lexical_metrics_sets`, the
-    same definitions with Python sets, serves where its integer keys would not
-    fit an int64 and is the reference the tests compare it with.
+    (sorting and counting, no Python set);
+    :func:`pytest_rag.kernels.lexical_sets.lexical_metrics_sets`, the same
+    definitions with Python sets, serves where its integer keys would not fit an
+    int64 and is the reference the tests compare it with.
     """
     values = lexical_metrics(dataset, scope, pairs)
-    return values if values is not None else _lexical_metrics_sets(dataset, scope, pairs)
-
-
-def _lexical_metrics_sets(dataset: Dataset, scope: _IntArray,
-                          pairs: tuple[_IntArray, _IntArray]) -> dict[str, float | None]:
-    """Word-overlap proxies over the tokens of each chunk's text, with Python sets.
-
-    A chunk's tokens are the document's tokens it overlaps, the first and
-    last cut to the chunk's characters: exactly the tokens of its text.
-    Sentences come from the document's sentence breaks (a break never falls
-    inside a token), so no chunk text is tokenized again.
-    """
-    positions = positions_of(dataset)
-    n = len(dataset.chunks)
-    all_sets: list[set[str]] = [set()] * n
-    heads: list[set[str]] = [set()] * n
-    tails: list[set[str]] = [set()] * n
-    cohesion: list[float] = []
-    chunk_start = np.fromiter((c.start for c in dataset.chunks), dtype=np.int64, count=n)
-    chunk_end = np.fromiter((c.end for c in dataset.chunks), dtype=np.int64, count=n)
-    for doc in scope.tolist():
-        document = dataset.documents[doc]
-        text, table = document.text, document.tokens
-        words = table.words
-        rows = np.flatnonzero(positions.chunk_doc == doc)
-        lo = positions.chunk_lo[rows] - positions.base[doc]
-        hi = positions.chunk_hi[rows] - positions.base[doc]
-        sentence = np.searchsorted(_sentence_breaks(text), table.starts, side="right")
-        new_sentence = (np.flatnonzero(sentence[1:] != sentence[:-1]) + 1).tolist()
-        cut_from = np.searchsorted(new_sentence, lo, side="right").tolist()
-        cut_to = np.searchsorted(new_sentence, hi, side="left").tolist()
-        nonempty = hi > lo
-        head_cut = np.zeros(rows.shape[0], dtype=bool)
-        tail_cut = np.zeros(rows.shape[0], dtype=bool)
-        head_cut[nonempty] = table.starts[lo[nonempty]] < chunk_start[rows[nonempty]]
-        tail_cut[nonempty] = table.ends[hi[nonempty] - 1] > chunk_end[rows[nonempty]]
-        cut_head, cut_tail = head_cut.tolist(), tail_cut.tolist()
-        for k, (row, a, b) in enumerate(zip(rows.tolist(), lo.tolist(), hi.tolist())):
-            if a == b:
-                continue
-            tokens = words[a:b]
-            if cut_head[k] or cut_tail[k]:
-                start, end = int(chunk_start[row]), int(chunk_end[row])
-                if cut_head[k]:
-                    tokens[0] = text[start:min(int(table.ends[a]), end)].lower()
-                if cut_tail[k]:
-                    tokens[-1] = text[max(int(table.starts[b - 1]), start):end].lower()
-            all_sets[row] = set(tokens)
-            heads[row] = set(tokens[:EDGE_TOKENS])
-            tails[row] = set(tokens[-EDGE_TOKENS:])
-            if cut_to[k] > cut_from[k]:
-                edges = [0, *(cut - a for cut in new_sentence[cut_from[k]:cut_to[k]]), b - a]
-                cohesion.append(_mean_pair_jaccard(
-                    [set(tokens[x:y]) for x, y in zip(edges, edges[1:])]))
-    left, right = pairs[0].tolist(), pairs[1].tolist()
-    clarity = [1.0 - _jaccard(tails[i], heads[j]) for i, j in zip(left, right)]
-    stickiness = [_jaccard(all_sets[i], all_sets[j]) for i, j in zip(left, right)]
-    return {"lexical_cohesion": _mean(cohesion), "lexical_boundary_clarity": _mean(clarity),
-            "lexical_chunk_stickiness": _mean(stickiness)}
+    return values if values is not None else lexical_metrics_sets(dataset, scope, pairs)

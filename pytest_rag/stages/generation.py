@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..dataset.model import Dataset, Query, RunEntry
+from ..settings import check_setting
 from ..errors import DatasetError
 from ..kernels.aggregate import FloatArray, percentile
 from ..kernels.answers import (
@@ -66,24 +67,6 @@ def task_success(dataset: Dataset) -> FloatArray:
         (_NAN if (entry := run.get(query.id)) is None or entry.task_success is None
          else float(entry.task_success) for query in dataset.queries),
         dtype=np.float64, count=len(dataset.queries))
-
-
-def _check_phrases(phrases: Iterable[str] | None) -> tuple[str, ...] | None:
-    if phrases is None:
-        return None
-    if isinstance(phrases, str) or not isinstance(phrases, Iterable):
-        raise TypeError(f"abstain_phrases must be a list of strings, got {type(phrases).__name__} "
-                        f"{phrases!r}")
-    try:
-        result = tuple(phrases)
-    except TypeError:  # iterable in name only, e.g. a 0-dimensional numpy array
-        raise TypeError(f"abstain_phrases must be a list of strings, got "
-                        f"{type(phrases).__name__} {phrases!r}") from None
-    for phrase in result:
-        if not isinstance(phrase, str):
-            raise TypeError(f"abstain_phrases must hold strings, got {type(phrase).__name__} "
-                            f"{phrase!r}")
-    return result
 
 
 class _Context:
@@ -181,12 +164,14 @@ class GenerationEvaluator(StageEvaluator):
     settings_names = ("abstain_phrases",)
 
     def __init__(self, *, abstain_phrases: Iterable[str] | None = None) -> None:
-        self.abstain_phrases = _check_phrases(abstain_phrases)
+        self.abstain_phrases: tuple[str, ...] | None = check_setting("abstain_phrases",
+                                                                     abstain_phrases)
 
     def _settings(self, dataset: Dataset) -> dict[str, Any]:
         phrases = self.abstain_phrases
         if phrases is None:
-            phrases = dataset.params.abstain_phrases
+            phrases = check_setting("abstain_phrases", dataset.params.abstain_phrases,
+                                    "params.abstain_phrases")
         if phrases is None:
             phrases = DEFAULT_ABSTAIN_PHRASES
         return {"abstain_phrases": tuple(phrases)}

@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
+from operator import is_not
 from typing import Any
 
 import numpy as np
 
 from ..dataset.model import Dataset
-from ..kernels.ranking import first_relevant_rank, grade_matrix, ranking_metrics, scatter
-from ._base import RankedStageEvaluator, ReportBuilder
+from ..kernels.ranking import first_relevant_rank, ranking_per_query
+from ..kernels.relevance import uncounted_queries
+from ._base import RankedStageEvaluator, ReportBuilder, explain_uncounted
 
 __all__ = ["RerankingEvaluator"]
+
+_given = partial(is_not, None)
 
 
 
@@ -34,7 +39,11 @@ class RerankingEvaluator(RankedStageEvaluator):
     first relevant rank over the whole de-duplicated lists (``None`` for a
     query where either list has no relevant id); it is informational.
     ``candidate_set_preservation_rate`` compares the two whole lists as sets
-    over the queries that have both, and needs no gold.
+    over the queries that have both, and needs no gold.  With grades derived
+    from evidence against the listed chunks alone (no ``chunks``), a query
+    whose list misses its evidence scores 0 in MRR and precision, and
+    ``ndcg_at_k`` and ``ndcg_gain`` are ``None`` for it (the corpus's relevant
+    chunks are not counted).
 
     Examples
     --------
@@ -58,21 +67,20 @@ class RerankingEvaluator(RankedStageEvaluator):
         after = [None if entry is None else entry.reranked_ids for entry in entries]
         relevant = [query.relevant for query in queries]
 
-        after_matrix = grade_matrix(after, relevant, k)
-        after_metrics = ranking_metrics(after_matrix)
-        builder.set_per_query("ndcg_at_k", scatter(after_metrics["ndcg_at_k"], after_matrix.rows, count))
-        builder.set_per_query("mrr_at_k", scatter(after_metrics["mrr_at_k"], after_matrix.rows, count))
+        uncounted = uncounted_queries(dataset)
+        after_metrics = ranking_per_query(after, relevant, k, uncounted)
+        builder.set_per_query("ndcg_at_k", after_metrics["ndcg_at_k"])
+        builder.set_per_query("mrr_at_k", after_metrics["mrr_at_k"])
 
         both = [a if b is not None else None for a, b in zip(after, before)]
-        paired_after = grade_matrix(both, relevant, k)
-        paired_before = grade_matrix([b if a is not None else None for a, b in zip(after, before)],
-                                     relevant, k)
-        gains_after = ranking_metrics(paired_after)
-        gains_before = ranking_metrics(paired_before)
+        gains_after = ranking_per_query(both, relevant, k, uncounted)
+        gains_before = ranking_per_query(
+            [b if a is not None else None for a, b in zip(after, before)], relevant, k, uncounted)
         for gain, key in (("ndcg_gain", "ndcg_at_k"), ("mrr_gain", "mrr_at_k"),
                           ("precision_gain", "precision_at_k")):
-            builder.set_per_query(gain, scatter(gains_after[key] - gains_before[key],
-                                                paired_after.rows, count))
+            builder.set_per_query(gain, gains_after[key] - gains_before[key])
+        explain_uncounted(builder, ("ndcg_at_k", "ndcg_gain") if any(map(_given, both))
+                          else ("ndcg_at_k",), uncounted)
 
         change = np.full(count, np.nan)
         preserved = np.full(count, np.nan)

@@ -10,8 +10,14 @@ import numpy as np
 from ..dataset.model import Dataset
 from ..kernels.aggregate import percentile, ratio
 from ..kernels.evidence import evidence_query_indices, list_overlap
-from ..kernels.ranking import grade_matrix, ranking_metrics, scatter, top_k_of_each
-from ._base import RankedStageEvaluator, ReportBuilder
+from ..kernels.ranking import (
+    CORPUS_COUNT_METRICS,
+    ranking_per_query,
+    scatter,
+    top_k_of_each,
+)
+from ..kernels.relevance import uncounted_queries
+from ._base import RankedStageEvaluator, ReportBuilder, explain_uncounted
 
 __all__ = ["RetrievalEvaluator"]
 
@@ -31,7 +37,11 @@ class RetrievalEvaluator(RankedStageEvaluator):
     Notes
     -----
     Ranking metrics are ``None`` for a query without a chunk of grade > 0 or
-    without ``retrieved_ids``; token metrics for a query without
+    without ``retrieved_ids``.  With grades derived from evidence against the
+    retrieved chunks alone (no ``chunks``), a query whose list misses its
+    evidence scores 0 in hit, MRR and precision, and recall, F1, nDCG and AP
+    are ``None`` for every such query (the corpus's relevant chunks are not
+    counted); token metrics for a query without
     ``expected_evidence`` (with a token) or without ``retrieved_ids``.  A
     repeated id counts once, at its first rank; ``precision_at_k`` always
     divides by K.  Latency percentiles use numpy's linear interpolation.
@@ -51,12 +61,13 @@ class RetrievalEvaluator(RankedStageEvaluator):
                  builder: ReportBuilder) -> None:
         k = settings["k"]
         queries = dataset.queries
-        count = len(queries)
         lists = [None if (entry := dataset.run.get(query.id)) is None else entry.retrieved_ids
                  for query in queries]
-        matrix = grade_matrix(lists, [query.relevant for query in queries], k)
-        for key, values in ranking_metrics(matrix).items():
-            builder.set_per_query(key, scatter(values, matrix.rows, count))
+        uncounted = uncounted_queries(dataset)
+        for key, values in ranking_per_query(lists, [query.relevant for query in queries], k,
+                                             uncounted).items():
+            builder.set_per_query(key, values)
+        explain_uncounted(builder, CORPUS_COUNT_METRICS, uncounted)
         self._token_metrics(dataset, lists, k, builder)
         latencies = [entry.retrieval_latency_ms for entry in dataset.run.values()]
         builder.set("p50_latency_ms", percentile(latencies, 50))

@@ -68,7 +68,8 @@ def make(scale: float) -> dict[str, Any]:
     """The dataset file's content at ``scale`` (1 = 20,000 queries x 100 ids)."""
     inputs = bench_ranking.make(QUERIES / bench_ranking.QUERIES * scale)
     return {"format": "pytest-rag/v1", "params": {"k": K},
-            "queries": [{"id": query, "relevant": inputs.qrels[query]} for query in inputs.query_ids],
+            "queries": [{"id": query, "relevant": inputs.qrels[query]}
+                        for query in inputs.query_ids],
             "run": {query: {"retrieved_ids": inputs.run[query]} for query in inputs.query_ids}}
 
 
@@ -84,7 +85,8 @@ def _timed(command: list[str]) -> tuple[float, str]:
                           env=_environment())
     seconds = time.perf_counter() - start
     if done.returncode != 0:
-        raise RuntimeError(f"{' '.join(command)} failed:\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
+        raise RuntimeError(f"{' '.join(command)} failed:\n"
+                           f"{done.stdout[-2000:]}{done.stderr[-2000:]}")
     return seconds, done.stdout
 
 

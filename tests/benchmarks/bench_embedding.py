@@ -26,12 +26,11 @@ with itself.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-
 from bench_harness import Goal, Metrics, Side
 
 NAME = "embedding"

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-
 from bench_harness import Metrics, Side
 
 NAME = "evidence"
@@ -80,7 +79,7 @@ def _document(rng: np.random.Generator, words: int) -> tuple[str, np.ndarray, np
 def make(scale: float) -> Inputs:
     """The workload at ``scale`` (1 = 2 million tokens), always the same for one scale."""
     rng = np.random.default_rng(SEED)
-    count = max(int(round(DOCUMENTS * scale)), 2)
+    count = max(round(DOCUMENTS * scale), 2)
     documents: dict[str, str] = {}
     chunks: list[dict[str, Any]] = []
     evidence: dict[str, list[dict[str, Any]]] = {}

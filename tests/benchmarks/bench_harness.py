@@ -204,4 +204,5 @@ def measure_memory(workload: str, side: str, scale: float, extra: Sequence[str] 
 
 def metrics_of(values: Mapping[str, Any], names: Mapping[str, str]) -> Metrics:
     """``{shared name: array}`` from ``{their name: array-like}``."""
-    return {shared: np.asarray(values[theirs], dtype=np.float64) for shared, theirs in names.items()}
+    return {shared: np.asarray(values[theirs], dtype=np.float64)
+            for shared, theirs in names.items()}

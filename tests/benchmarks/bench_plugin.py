@@ -75,7 +75,8 @@ def _pytest_seconds(folder: Path, extra: list[str]) -> float:
                           env=_environment())
     seconds = time.perf_counter() - start
     if done.returncode != 0:
-        raise RuntimeError(f"{' '.join(command)} failed:\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
+        raise RuntimeError(f"{' '.join(command)} failed:\n"
+                           f"{done.stdout[-2000:]}{done.stderr[-2000:]}")
     return seconds
 
 

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-
 from bench_harness import Goal, Metrics, Side
 
 NAME = "ranking"
@@ -129,7 +128,8 @@ def sides() -> list[Side]:
              shared=("P@10", "R@10", "hit@10", "AP@10"),
              not_shared=("nDCG: ndcg_cut gains the grade, not 2^g - 1; MRR: recip_rank has no "
                          "cut-off; F1: no measure.  AP coincides because every query has <= K "
-                         "gold ids (map_cut divides by #relevant, pytest-rag by min(#relevant, K))"),
+                         "gold ids (map_cut divides by #relevant, pytest-rag by "
+                         "min(#relevant, K))"),
              goal=goal),
         Side("ranx", _ranx, _ranx_metrics, ("ranx",),
              shared=tuple(_RANX),

@@ -40,7 +40,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
 from bench_harness import Row
 
 NAME = "sweep"
@@ -131,7 +130,8 @@ def test_chunker(rag, window, overlap):
     for report in (chunking, retrieval):
         result[report.stage] = {{
             "values": dict(report.values),
-            "per_query": {{key: digest(values) for key, values in sorted(report.query_values.items())}},
+            "per_query": {{key: digest(values)
+                          for key, values in sorted(report.query_values.items())}},
         }}
     with open(OUT, "a", encoding="utf-8") as out:
         out.write(json.dumps(result) + "\\n")

@@ -29,8 +29,7 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
-from bench_harness import (  # noqa: E402
-    Row, compare, installed, measure_memory, peak_extra_mib, time_sides)
+from bench_harness import Row, compare, installed, measure_memory, peak_extra_mib, time_sides  # noqa: E402
 
 #: Workload name -> module, in table order.
 WORKLOADS = {
@@ -41,6 +40,7 @@ WORKLOADS = {
     "plugin": "bench_plugin",
     "sweep": "bench_sweep",
     "cli": "bench_cli",
+    "gate": "bench_gate",
 }
 
 

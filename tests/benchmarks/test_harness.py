@@ -21,7 +21,7 @@ import pytest
 HERE = Path(__file__).resolve().parent
 RUN = HERE / "run.py"
 PEERS = ("ranx", "pytrec_eval", "rouge_score", "faiss", "threadpoolctl")
-WORKLOADS = ("ranking", "evidence", "embedding", "answers", "plugin", "sweep", "cli")
+WORKLOADS = ("ranking", "evidence", "embedding", "answers", "plugin", "sweep", "cli", "gate")
 
 
 def _run(args: list[str], tmp_path: Path, prelude: str = "") -> tuple[subprocess.CompletedProcess[str], dict]:
@@ -35,6 +35,7 @@ def _run(args: list[str], tmp_path: Path, prelude: str = "") -> tuple[subprocess
     return done, json.loads(out.read_text(encoding="utf-8"))
 
 
+@pytest.mark.slow
 def test_every_workload_runs_and_every_peer_agrees(tmp_path: Path) -> None:
     missing = [name for name in PEERS if importlib.util.find_spec(name) is None]
     if missing:
@@ -43,7 +44,9 @@ def test_every_workload_runs_and_every_peer_agrees(tmp_path: Path) -> None:
     done, result = _run(["--scale", "0.02", "--repeat", "1", "--no-memory"], tmp_path)
     rows = result["rows"]
     assert {row["workload"].split(":")[0] for row in rows} == set(WORKLOADS)
-    compared = [row for row in rows if not row["workload"].startswith("plugin")]
+    # The gate's rows compare pytest-rag with itself (its outputs are checked at the
+    # sizes gate_expected.json holds, not this one).
+    compared = [row for row in rows if not row["workload"].startswith(("plugin", "gate"))]
     assert compared and all(row["agreement"].startswith("agree (") for row in compared), [
         (row["workload"], row["peer"], row["agreement"]) for row in compared]
     assert all(row["rag_seconds"] and row["peer_seconds"] for row in compared)

@@ -31,6 +31,8 @@ import copy
 import datetime
 import decimal
 import fractions
+import functools
+import itertools
 import math
 import os
 from collections.abc import Callable, Mapping
@@ -56,7 +58,8 @@ KNOWN_BUGS: dict[str, str] = {}  # none open
 #: Awkward Unicode: combining marks, RTL scripts and controls, emoji (with
 #: modifiers and joiners), NUL, BOM, separators, digits of other scripts.
 UNICODE_PIECES = (
-    "e\u0301", "a\u0308\u0323", "\u0627\u0644\u0639\u0631\u0628\u064a\u0629", "\u05e9\u05dc\u05d5\u05dd",
+    "e\u0301", "a\u0308\u0323", "\u0627\u0644\u0639\u0631\u0628\u064a\u0629",
+    "\u05e9\u05dc\u05d5\u05dd",
     "\u202eevil\u202c", "\u200f", "\u200d", "\U0001f44d\U0001f3fd",
     "\U0001f468\u200d\U0001f469\u200d\U0001f467", "\x00", "\ufeff", "\u2028", "\u2029", "\r\n",
     "\t", "\u00df", "\u0130", "\ufb01", "\u216b", "\u0663\u0664", "\U0001d518", "\u6771\u4eac",
@@ -182,7 +185,7 @@ def valid_datasets(draw: st.DrawFn, *, max_docs: int = 3) -> Raw:
     for doc_id in doc_ids:
         text = texts[doc_id]
         cuts = sorted(set(draw(st.lists(st.integers(0, len(text)), max_size=4))) | {0, len(text)})
-        for start, end in zip(cuts, cuts[1:]):
+        for start, end in itertools.pairwise(cuts):
             if draw(st.integers(0, 5)) == 0:
                 continue  # a gap: not every character is covered
             start = max(0, start - draw(st.integers(0, 3)))  # a little overlap
@@ -212,8 +215,8 @@ def valid_datasets(draw: st.DrawFn, *, max_docs: int = 3) -> Raw:
         start, end = span(doc_id)
         expected_chunks.append({"doc_id": doc_id, "start": start, "end": end})
 
-    any_ids = st.sampled_from(chunk_ids + ["unknown", "\U0001f44d"]) if chunk_ids else st.sampled_from(
-        ["unknown", "x"])
+    any_ids = (st.sampled_from(chunk_ids + ["unknown", "\U0001f44d"]) if chunk_ids
+               else st.sampled_from(["unknown", "x"]))
     known_ids = st.sampled_from(chunk_ids) if chunk_ids else st.nothing()
 
     data: Raw = {}
@@ -226,7 +229,8 @@ def valid_datasets(draw: st.DrawFn, *, max_docs: int = 3) -> Raw:
         "boundary_tolerance": st.integers(0, 5),
         "required_metadata": st.lists(st.sampled_from(["source", "page", "n"]), max_size=2),
         "max_context_tokens": st.integers(0, 60),
-        "abstain_phrases": st.lists(st.sampled_from(["i don't know", "", "no", "\u05e9\u05dc\u05d5\u05dd"]),
+        "abstain_phrases": st.lists(st.sampled_from(["i don't know", "", "no",
+                                                     "\u05e9\u05dc\u05d5\u05dd"]),
                                     max_size=2),
     }))
     data["documents"] = documents
@@ -234,12 +238,14 @@ def valid_datasets(draw: st.DrawFn, *, max_docs: int = 3) -> Raw:
     if expected_chunks:
         data["expected_chunks"] = expected_chunks
     if chunk_ids and draw(st.booleans()):
-        data["expected_metadata"] = {cid: {"source": draw(st.sampled_from(["a.md", f"{doc_ids[0]}.md"]))}
+        sources = st.sampled_from(["a.md", f"{doc_ids[0]}.md"])
+        data["expected_metadata"] = {cid: {"source": draw(sources)}
                                      for cid in draw(st.lists(known_ids, max_size=2))}
     dim = draw(st.integers(1, 4))
     vector = st.lists(_finite(), min_size=dim, max_size=dim)
     if chunk_ids and draw(st.integers(0, 3)):
-        vectors: Raw = {"chunks": {cid: draw(vector) for cid in draw(st.lists(any_ids, max_size=6))}}
+        vectors: Raw = {"chunks": {cid: draw(vector)
+                                   for cid in draw(st.lists(any_ids, max_size=6))}}
         if draw(st.booleans()):
             vectors["sentences"] = {cid: draw(st.lists(vector, max_size=3))
                                     for cid in draw(st.lists(known_ids, max_size=4))}
@@ -274,7 +280,8 @@ def valid_datasets(draw: st.DrawFn, *, max_docs: int = 3) -> Raw:
                 evidence.append(item)
             query["expected_evidence"] = evidence
         if draw(st.booleans()):
-            query["reference_answer"] = draw(st.one_of(SHORT_TEXT, st.lists(SHORT_TEXT, max_size=3)))
+            query["reference_answer"] = draw(st.one_of(SHORT_TEXT,
+                                                       st.lists(SHORT_TEXT, max_size=3)))
         if draw(st.booleans()):
             query["required_facts"] = draw(st.lists(SHORT_TEXT, max_size=3))
         if draw(st.booleans()):
@@ -407,7 +414,8 @@ def _array_variants(value: list[Any]) -> st.SearchStrategy[Any]:
         except (ValueError, TypeError, OverflowError):
             return np.asarray(value, dtype=object) if kind != "tuple" else tuple(value)
 
-    return st.sampled_from(["float", "float32", "object", "plain", "tuple", "generator"]).map(as_array)
+    return st.sampled_from(["float", "float32", "object", "plain", "tuple",
+                            "generator"]).map(as_array)
 
 
 def _vector_variants(value: list[Any]) -> st.SearchStrategy[Any]:
@@ -428,7 +436,8 @@ def _vector_variants(value: list[Any]) -> st.SearchStrategy[Any]:
         np.array([]), *array(value, np.float16), *array(value, np.int32),
         *array([value, value]), *array(value, object),
         value + [0.5], value[:-1], [], [value], [[*value], [*value, 1.0]], value + [float("nan")],
-        [*value[:-1], "1.0"] if value else ["1.0"], [*value[:-1], float("inf")] if value else [1e308],
+        [*value[:-1], "1.0"] if value else ["1.0"],
+        [*value[:-1], float("inf")] if value else [1e308],
         [1e300] * max(len(value), 1), [-0.0] * max(len(value), 1), [True] * max(len(value), 1),
     ])
 
@@ -485,7 +494,8 @@ def mutate(draw: st.DrawFn, data: Raw, *, min_changes: int = 1, max_changes: int
                                                     [target], target[:1]]))
             elif isinstance(target, dict):
                 parent[key] = draw(st.sampled_from([{}, list(target), list(target.values()),
-                                                    {str(i): v for i, v in enumerate(target.values())},
+                                                    {str(i): v
+                                                     for i, v in enumerate(target.values())},
                                                     None]))
     return root
 
@@ -578,7 +588,7 @@ def evaluate_all(dataset: Any, source: str) -> dict[str, Any]:
     reports = {}
     for stage in STAGES:
         evaluator = pytest_rag.EVALUATORS[stage]()
-        report = outcome(lambda: evaluator.evaluate(dataset), (source,))
+        report = outcome(functools.partial(evaluator.evaluate, dataset), (source,))
         if report is not None:
             check_report(report, stage)
         reports[stage] = report

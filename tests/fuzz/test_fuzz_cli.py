@@ -23,7 +23,14 @@ from typing import Any
 import pytest
 import yaml
 from fuzz_strategies import (
-    SPECS, STAGE_KEYS, STAGES, examples, mutate, mutated_datasets, plain, valid_datasets,
+    SPECS,
+    STAGE_KEYS,
+    STAGES,
+    examples,
+    mutate,
+    mutated_datasets,
+    plain,
+    valid_datasets,
 )
 from hypothesis import currently_in_test_context, event, given, note
 from hypothesis import strategies as st
@@ -60,8 +67,8 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 HUGE_DIGITS = "1" + "0" * 5000
 
 # -- evaluate and validate ---------------------------------------------------------------
-K_TEXT = ("1", "2", "5", "10000", str(10**30), str(2**63), str(2**64), "0", "-1", "abc", "", "1.5", "1e3", " 3", "\u0663", "3\x00",
-          "\U0001d7d1")
+K_TEXT = ("1", "2", "5", "10000", str(10**30), str(2**63), str(2**64), "0", "-1", "abc", "",
+          "1.5", "1e3", " 3", "\u0663", "3\x00", "\U0001d7d1")
 OPTIONS = st.lists(st.one_of(
     st.sampled_from(STAGES).map(lambda stage: ["--stage", stage]),
     st.sampled_from(["retreival", "", "\x00", "ALL"]).map(lambda stage: ["--stage", stage]),
@@ -267,7 +274,8 @@ def check_diff_numbers(old: str, new: str) -> None:
 
 @examples(2.0)
 @given(score_files(), st.integers(0, 3), st.data(), DIFF_OPTIONS)
-def test_diff_exits_0_1_or_2_on_mutated_files(folder: Path, pair: tuple[dict[str, Any], dict[str, Any]],
+def test_diff_exits_0_1_or_2_on_mutated_files(folder: Path,
+                                              pair: tuple[dict[str, Any], dict[str, Any]],
                                               which: int, data: st.DataObject,
                                               options: list[str]) -> None:
     old, new = pair
@@ -300,7 +308,7 @@ def test_diff_exits_0_1_or_2_on_mutated_files(folder: Path, pair: tuple[dict[str
         assert out.rstrip().endswith("improved") or "within noise" in out.splitlines()[-1], out
 
 
-# -- regressions: minimal reproductions of fixed bugs -------------------------------------------------------
+# -- regressions: minimal reproductions of fixed bugs ----------------------------------------------
 def _baseline(path: Path, metrics: Any, per_query: Any = None) -> str:
     entry = {"metrics": metrics, "per_query": per_query or {}}
     path.write_text(json.dumps({"format": "pytest-rag-baseline", "version": 1,

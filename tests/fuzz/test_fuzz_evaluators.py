@@ -17,7 +17,15 @@ from typing import Any
 import numpy as np
 import pytest
 from fuzz_strategies import (
-    KEY_POOL, NASTY, SOURCE, STAGES, check_report, examples, mutate, outcome, valid_datasets,
+    KEY_POOL,
+    NASTY,
+    SOURCE,
+    STAGES,
+    check_report,
+    examples,
+    mutate,
+    outcome,
+    valid_datasets,
 )
 from hypothesis import given, note
 from hypothesis import strategies as st
@@ -146,8 +154,10 @@ def test_settings_are_checked_and_name_the_setting(raw: dict[str, Any], settings
 @examples(0.5)
 @given(valid_datasets(), st.dictionaries(st.sampled_from(SETTINGS), SETTING_VALUES, max_size=3),
        st.one_of(st.none(), st.lists(st.sampled_from((*STAGES, "retreival", "", "\x00")),
-                                     max_size=3), st.sampled_from(["retrieval", (), tuple(STAGES), {"chunking": 1}])))
-def test_evaluate_dataset_with_odd_settings_and_stages(raw: dict[str, Any], settings: dict[str, Any],
+                                     max_size=3),
+                 st.sampled_from(["retrieval", (), tuple(STAGES), {"chunking": 1}])))
+def test_evaluate_dataset_with_odd_settings_and_stages(raw: dict[str, Any],
+                                                       settings: dict[str, Any],
                                                        stages: Any) -> None:
     dataset = parse_dataset(raw, source=SOURCE)
     reports = outcome(lambda: pytest_rag.evaluate_dataset(dataset, stages, **settings),
@@ -160,15 +170,16 @@ def test_evaluate_dataset_with_odd_settings_and_stages(raw: dict[str, Any], sett
 # -- numpy vectors ------------------------------------------------------------------
 DTYPES = (np.float64, np.float32, np.float16, np.int8, np.int64, np.uint64, np.bool_, object,
           np.complex128, np.str_)
-SPECIAL = (float("nan"), float("inf"), -float("inf"), 1e308, -1e308, 5e-324, 1e-300, 0.0, -0.0, 1e150)
+SPECIAL = (float("nan"), float("inf"), -float("inf"), 1e308, -1e308, 5e-324, 1e-300, 0.0, -0.0,
+           1e150)
 
 
 @st.composite
 def vector_arrays(draw: st.DrawFn, rows: int | None, dim: int) -> Any:
     """An array meant as ``rows`` vectors (or one vector: ``rows=None``) of ``dim``, often not."""
     shape: tuple[int, ...] = (dim,) if rows is None else (rows, dim)
-    shape = draw(st.sampled_from([shape, shape, shape, (), (0,), (dim + 1,), (0, dim), (rows or 1, 0),
-                                  (1, dim), (2, 2, dim), ((rows or 1) + 1, dim)]))
+    shape = draw(st.sampled_from([shape, shape, shape, (), (0,), (dim + 1,), (0, dim),
+                                  (rows or 1, 0), (1, dim), (2, 2, dim), ((rows or 1) + 1, dim)]))
     values = draw(st.lists(st.floats(-1e3, 1e3) | st.sampled_from(SPECIAL),
                            min_size=int(np.prod(shape)), max_size=int(np.prod(shape))))
     array = np.asarray(values, dtype=np.float64).reshape(shape)

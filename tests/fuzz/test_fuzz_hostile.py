@@ -77,7 +77,8 @@ def deep_metadata(draw: st.DrawFn) -> tuple[str, int]:
     if where == "document":
         data["documents"][0]["metadata"] = {"m": value}
     elif where == "chunk":
-        data["chunks"] = [{"id": "c", "doc_id": "d", "start": 0, "end": 5, "metadata": {"m": value}}]
+        data["chunks"] = [{"id": "c", "doc_id": "d", "start": 0, "end": 5,
+                           "metadata": {"m": value}}]
     else:
         data["expected_metadata"] = {"c": {"m": value}}
     return json.dumps(data), depth

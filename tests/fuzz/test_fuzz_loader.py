@@ -21,8 +21,17 @@ from unittest import mock
 import pytest
 import yaml
 from fuzz_strategies import (
-    NASTY, SOURCE, UNICODE_PIECES, check_report, evaluate_all, examples, mutate,
-    mutated_datasets, outcome, plain, valid_datasets,
+    NASTY,
+    SOURCE,
+    UNICODE_PIECES,
+    check_report,
+    evaluate_all,
+    examples,
+    mutate,
+    mutated_datasets,
+    outcome,
+    plain,
+    valid_datasets,
 )
 from hypothesis import assume, given, note
 from hypothesis import strategies as st
@@ -30,7 +39,7 @@ from hypothesis import strategies as st
 import pytest_rag
 from pytest_rag import DatasetError, load_dataset, parse_dataset
 from pytest_rag.dataset import parser as parser_module
-from pytest_rag.dataset.places import located
+from pytest_rag.dataset.loading import located
 from pytest_rag.dataset.sources.lines import read_dataset_text
 
 

@@ -152,14 +152,17 @@ def real_dataset_json() -> str:
         relevant = {}
         for c in chunks:
             for span in spans:
-                if span["doc_id"] == c["doc_id"] and c["start"] < span["end"] and c["end"] > span["start"]:
+                if (span["doc_id"] == c["doc_id"]
+                        and c["start"] < span["end"] and c["end"] > span["start"]):
                     whole = c["start"] <= span["start"] and span["end"] <= c["end"]
                     relevant[c["id"]] = max(relevant.get(c["id"], 0), 2 if whole else 1)
         query["relevant"] = relevant
         words = {w for w in _tokens(query["question"]) if len(w) > 2 and w not in STOP}
-        scores = {cid: len(words & toks) / math.sqrt(1 + len(toks)) for cid, toks in chunk_tokens.items()}
+        scores = {cid: len(words & toks) / math.sqrt(1 + len(toks))
+                  for cid, toks in chunk_tokens.items()}
         ranked = sorted(scores, key=lambda cid: (-scores[cid], cid))[:10]
-        reranked = sorted(ranked, key=lambda cid: (-len(words & chunk_tokens[cid]), ranked.index(cid)))
+        reranked = sorted(ranked, key=lambda cid: (-len(words & chunk_tokens[cid]),
+                                                   ranked.index(cid)))
         context = reranked[:3] + (reranked[:1] if n % 5 == 0 else [])
         evidence_text = " ".join(texts[s["doc_id"]][s["start"]:s["end"]] for s in spans)
         evidence_words = _tokens(evidence_text)
@@ -378,7 +381,8 @@ def test_renaming_ids_consistently_changes_nothing(chunk_scheme: Any, query_sche
 
 # -- scaling vectors -----------------------------------------------------------------------------
 #: Everything of the embedding stage but the norm, and the chunking stage's cosines.
-COSINE_KEYS = [("embedding", key) for key in STAGE_KEYS["embedding"] if key != "mean_vector_norm"] + [
+COSINE_KEYS = [("embedding", key) for key in STAGE_KEYS["embedding"]
+               if key != "mean_vector_norm"] + [
     ("chunking", "semantic_cohesion"), ("chunking", "semantic_boundary_clarity"),
     ("chunking", "semantic_chunk_stickiness")]
 
@@ -402,7 +406,8 @@ def test_scaling_vectors_by_powers_of_two_leaves_cosine_metrics_unchanged(rng: A
     # One factor for all: the mean norm scales by it, exactly.
     raw = real()
     factor = 2.0 ** uniform
-    raw["vectors"]["chunks"] = {cid: _scaled(v, factor) for cid, v in raw["vectors"]["chunks"].items()}
+    raw["vectors"]["chunks"] = {cid: _scaled(v, factor)
+                                for cid, v in raw["vectors"]["chunks"].items()}
     after = snapshot(raw, ["embedding"])
     assert after["embedding"]["mean_vector_norm"][0] == base_snapshot()["embedding"][
         "mean_vector_norm"][0] * factor
@@ -415,7 +420,8 @@ def test_scaling_vectors_by_powers_of_two_leaves_cosine_metrics_unchanged(rng: A
 def test_scaling_vectors_by_any_positive_factor_keeps_similarities(factor: float) -> None:
     """Not a power of two: cosines agree to rounding (ranks may differ only at exact ties)."""
     raw = real()
-    raw["vectors"]["chunks"] = {cid: _scaled(v, factor) for cid, v in raw["vectors"]["chunks"].items()}
+    raw["vectors"]["chunks"] = {cid: _scaled(v, factor)
+                                for cid, v in raw["vectors"]["chunks"].items()}
     for entry in raw["run"].values():
         entry["query_vector"] = _scaled(entry["query_vector"], 1 / factor)
     keys = [("embedding", "positive_similarity"), ("embedding", "negative_similarity"),
@@ -429,7 +435,7 @@ def _scaled(vector: list[float], factor: float) -> list[float]:
 
 # -- appending after K ----------------------------------------------------------------------------
 AT_K = {
-    "retrieval": [key for key in STAGE_KEYS["retrieval"]],
+    "retrieval": list(STAGE_KEYS["retrieval"]),
     "reranking": ["ndcg_at_k", "mrr_at_k", "ndcg_gain", "mrr_gain", "precision_gain",
                   "first_relevant_rank_change"],
     "embedding": ["ann_recall_at_k"],
@@ -469,14 +475,15 @@ def test_appending_non_relevant_results_after_k_changes_nothing_at_k(k: int, rng
                                         and fields & {"retrieved_ids", "reranked_ids"})])
 
 
-# -- re-chunking -------------------------------------------------------------------------------------
+# -- re-chunking -----------------------------------------------------------------------------------
 TOKEN_KEYS = {
     "retrieval": ["token_recall", "token_precision", "token_iou"],
     "augmentation": ["context_precision", "context_recall", "context_noise", "duplicate_ratio",
                      "budget_compliant"],
     "generation": ["context_grounding", "unsupported_number_rate"],
 }
-SPAN_WHOLE_KEYS = [("retrieval", "complete_evidence_recall"), ("augmentation", "context_sufficient")]
+SPAN_WHOLE_KEYS = [("retrieval", "complete_evidence_recall"),
+                   ("augmentation", "context_sufficient")]
 
 
 def split_chunks(raw: Raw, rng: Any, share: float) -> tuple[Raw, int]:
@@ -505,9 +512,11 @@ def split_chunks(raw: Raw, rng: Any, share: float) -> tuple[Raw, int]:
         for name in ("retrieved_ids", "context_ids"):
             entry[name] = [part for cid in entry[name] for part in halves.get(cid, [cid])]
     for name in ("chunks", "sentences"):
-        raw["vectors"][name] = {cid: v for cid, v in raw["vectors"][name].items() if cid not in halves}
+        raw["vectors"][name] = {cid: v for cid, v in raw["vectors"][name].items()
+                                if cid not in halves}
     raw["vectors"]["indexed_ids"] = [c for c in raw["vectors"]["indexed_ids"] if c not in halves]
-    raw["expected_metadata"] = {c: v for c, v in raw["expected_metadata"].items() if c not in halves}
+    raw["expected_metadata"] = {c: v for c, v in raw["expected_metadata"].items()
+                                if c not in halves}
     for query in raw["queries"]:
         query["relevant"] = {c: g for c, g in query["relevant"].items() if c not in halves}
     return raw, len(halves)

@@ -3,14 +3,17 @@
 Each example is copied from README.md into a project of two Chroma corpora
 (``docs/*.md``, read by the gold through ``path:``) and run by pytest, with a
 ``conftest.py`` that gives the ``retriever`` fixture the examples leave to the
-user: a word-overlap ranker returning copies of the chunks (LangChain,
-LlamaIndex) and Haystack's own ``InMemoryBM25Retriever``.
+user: a word-overlap ranker over the chunks the example's splitter makes,
+returning copies of them (new objects, as a vector store hands back).  On a
+corpus of four short documents (one chunk each) the numbers the run prints
+are checked against a count by hand.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import json
+import math
 import re
 import shutil
 from pathlib import Path
@@ -75,16 +78,17 @@ class LlamaIndexRetriever:
                 for node, score in _top(self.nodes, lambda n: n.get_content(), question)]
 
 
-def haystack_retriever():
-    from haystack.components.converters import TextFileToDocument
-    from haystack.components.preprocessors import DocumentSplitter
-    from haystack.components.retrievers.in_memory import InMemoryBM25Retriever
-    from haystack.document_stores.in_memory import InMemoryDocumentStore
-    documents = TextFileToDocument().run(sources=sorted(Path("docs").glob("*.md")))["documents"]
-    splitter = DocumentSplitter(split_by="word", split_length=150, split_overlap=20)
-    store = InMemoryDocumentStore()
-    store.write_documents(splitter.run(documents=documents)["documents"])
-    return InMemoryBM25Retriever(store, top_k=5)
+class HaystackRetriever:
+    def __init__(self):
+        from haystack.components.converters import TextFileToDocument
+        from haystack.components.preprocessors import DocumentSplitter
+        documents = TextFileToDocument().run(sources=sorted(Path("docs").glob("*.md")))
+        splitter = DocumentSplitter(split_by="word", split_length=150, split_overlap=20)
+        self.documents = splitter.run(documents=documents["documents"])["documents"]
+
+    def run(self, query):
+        return {"documents": [document for document, _ in
+                              _top(self.documents, lambda d: d.content, query)]}
 
 
 @pytest.fixture
@@ -94,7 +98,7 @@ def retriever(request):
         return LangChainRetriever()
     if name.endswith("llamaindex"):
         return LlamaIndexRetriever()
-    return haystack_retriever()
+    return HaystackRetriever()
 '''
 
 
@@ -140,3 +144,118 @@ def test_readme_example_runs(project: pytest.Pytester, name: str,
     project.makepyfile(**{f"test_{name}": readme_example(name)})
     result = project.runpytest_subprocess("-p", "no:cacheprovider", "--rag-scorecard=full")
     result.assert_outcomes(passed=2)
+
+
+#: Four one-chunk documents; the word-overlap ranker's order is worked out below.
+SMALL_DOCS = {
+    "account": "Sign in with your account email. Reset your password from the sign in page.",
+    "language": "Open the settings to change the language of the app and of the emails.",
+    "refunds": "Refunds are paid within 14 days. Ask support for a refund form.",
+    "shipping": "Shipping takes three days. Express shipping takes one day and costs extra.",
+}
+#: Query, question, gold document, evidence quote.  Words shared with each
+#: document (the ranker's score), highest first, at K = 2:
+#: q1: refunds 3 (are, paid, refunds), the rest 0: rank 1.
+#: q2: shipping 4 (shipping, takes, one, day), the rest 0: rank 1.
+#: q3: language 5 (change, the twice, of, app), account 2 (the, password): rank 2.
+#: q4: language 2 (the, to), account 1 (the), shipping 0: not in the top 2.
+SMALL_QUERIES = [
+    ("q1", "When are refunds paid?", "refunds", "Refunds are paid within 14 days"),
+    ("q2", "Which shipping takes one day?", "shipping", "Express shipping takes one day"),
+    ("q3", "How do I change the password of the app?", "account", "Reset your password"),
+    ("q4", "How much does it cost to send the parcel fast?", "shipping", "costs extra"),
+]
+#: One relevant chunk per query (grade 2: it holds the whole quote), K = 2,
+#: ranks 1, 1, 2 and a miss:
+#: hit = 3/4; MRR = (1 + 1 + 1/2 + 0)/4; P@2 = (1/2 + 1/2 + 1/2 + 0)/4;
+#: recall = 3/4; nDCG = (1 + 1 + 1/log2(3) + 0)/4 (gain 2^2 - 1 on both sides);
+#: AP = (1 + 1 + 1/2 + 0)/4.
+HAND_COUNT = {
+    "hit_at_k": 3 / 4,
+    "mrr_at_k": (1 + 1 + 0.5 + 0) / 4,
+    "precision_at_k": (0.5 + 0.5 + 0.5 + 0) / 4,
+    "recall_at_k": 3 / 4,
+    "ndcg_at_k": (1 + 1 + 1 / math.log2(3) + 0) / 4,
+    "average_precision_at_k": (1 + 1 + 0.5 + 0) / 4,
+}
+
+
+@pytest.fixture
+def small_project(pytester: pytest.Pytester) -> pytest.Pytester:
+    docs = pytester.path / "docs"
+    docs.mkdir()
+    for name, text in SMALL_DOCS.items():
+        (docs / f"{name}.md").write_text(text, encoding="utf-8")
+    gold = {
+        "format": "pytest-rag/v1",
+        "params": {"k": 2},
+        "documents": [{"id": name, "path": f"docs/{name}.md"} for name in SMALL_DOCS],
+        "queries": [{"id": query_id, "question": question,
+                     "expected_evidence": [{"doc_id": doc_id, "quote": quote}]}
+                    for query_id, question, doc_id, quote in SMALL_QUERIES],
+    }
+    (pytester.path / "gold.json").write_text(json.dumps(gold), encoding="utf-8")
+    pytester.makeini("[pytest]\nrag_dataset = gold.json\n")
+    pytester.makeconftest(CONFTEST)
+    return pytester
+
+
+def printed_values(lines: list[str], keys: set[str]) -> dict[str, float]:
+    """``metric  value`` pairs the scorecard prints, for ``keys``."""
+    found: dict[str, float] = {}
+    for line in lines:
+        cells = line.replace("|", " ").split()
+        for i, cell in enumerate(cells[:-1]):
+            if cell in keys and re.fullmatch(r"-?\d+(\.\d+)?", cells[i + 1]):
+                found[cell] = float(cells[i + 1])
+    return found
+
+
+@pytest.mark.parametrize(("name", "modules"), [
+    ("langchain", ("langchain_text_splitters", "langchain_core")),
+    ("llamaindex", ("llama_index",)),
+    ("haystack", ("haystack",)),
+])
+def test_readme_example_prints_the_hand_count(small_project: pytest.Pytester, name: str,
+                                              modules: tuple[str, ...]) -> None:
+    """What the README's retriever test prints is what a count by hand gives."""
+    for module in modules:
+        if importlib.util.find_spec(module.partition(".")[0]) is None:
+            pytest.skip(f"{module} not installed (pip install -e '.[integration]')")
+    small_project.makepyfile(**{f"test_{name}": readme_example(name)})
+    result = small_project.runpytest_subprocess("-p", "no:cacheprovider",
+                                                "--rag-scorecard=full")
+    result.assert_outcomes(passed=2)
+    printed = printed_values(result.outlines, set(HAND_COUNT))
+    assert printed.keys() == HAND_COUNT.keys(), result.stdout.str()
+    for key, value in HAND_COUNT.items():
+        assert printed[key] == pytest.approx(value, abs=5e-4), key
+
+
+@pytest.mark.parametrize(("name", "modules"), [
+    ("langchain", ("langchain_text_splitters", "langchain_core")),
+    ("llamaindex", ("llama_index",)),
+    ("haystack", ("haystack",)),
+])
+def test_without_chunks_the_misses_still_count(small_project: pytest.Pytester, name: str,
+                                               modules: tuple[str, ...]) -> None:
+    """The same example without ``chunks=``: only the retrieved chunks are known.
+    Hit, MRR and precision keep the hand count (q4's miss counts, hit is not
+    3/3); recall, nDCG and AP are not measured."""
+    for module in modules:
+        if importlib.util.find_spec(module.partition(".")[0]) is None:
+            pytest.skip(f"{module} not installed (pip install -e '.[integration]')")
+    example = readme_example(name)
+    assert example.count("chunks=split_docs(), retrieved_ids") == 1
+    example = example.replace("chunks=split_docs(), retrieved_ids", "retrieved_ids")
+    small_project.makepyfile(**{f"test_{name}": example})
+    result = small_project.runpytest_subprocess("-p", "no:cacheprovider",
+                                                "--rag-scorecard=full")
+    result.assert_outcomes(passed=2)
+    exact = {"hit_at_k", "mrr_at_k", "precision_at_k"}
+    printed = printed_values(result.outlines, set(HAND_COUNT))
+    assert printed.keys() == exact, result.stdout.str()
+    for key in exact:
+        assert printed[key] == pytest.approx(HAND_COUNT[key], abs=5e-4), key
+    for key in set(HAND_COUNT) - exact:
+        result.stdout.re_match_lines([rf"\s+{key}\s+-\s+not measured"])

@@ -2,14 +2,14 @@ from __future__ import annotations
 
 import pytest
 
-import pytest_rag.dataset.loading  # noqa: F401
+import pytest_rag.dataset.loading
 
 # Import the core once in this process.  In-process ``runpytest`` removes the
 # modules an inner run imported for the first time; re-importing PyYAML after
 # that pairs its C parser with new node classes and breaks every later load.
 # The same holds for hypothesis, whose plugin imports it at the end of every
 # inner run: importing (and assertion-rewriting) it again costs a second a run.
-import pytest_rag.dataset.safe_yaml  # noqa: F401
+import pytest_rag.dataset.safe_yaml
 import pytest_rag.stages.evaluate  # noqa: F401
 
 try:
@@ -17,7 +17,7 @@ try:
 except ImportError:  # pragma: no cover - hypothesis is a test dependency
     pass
 
-from ragproject import GOLD, INI, TEST_RAG  # noqa: E402
+from ragproject import GOLD, INI, TEST_RAG
 
 XDIST_ENVIRONMENT = ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID")
 

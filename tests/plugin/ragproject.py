@@ -110,7 +110,7 @@ def scorecard_lines(result: pytest.RunResult) -> list[str]:
     start = next(i for i, line in enumerate(lines) if "RAG scorecard" in line and "=" in line)
     out = []
     for line in lines[start + 1:]:
-        if line.startswith("=") or line.startswith("pytest-rag:"):
+        if line.startswith(("=", "pytest-rag:")):
             break
         out.append(line)
     return out

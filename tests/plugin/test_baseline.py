@@ -6,8 +6,17 @@ from __future__ import annotations
 import json
 
 import pytest
+from pytest_rag.compare.baseline import Baseline
 from ragproject import (
-    BASELINE, BETTER, MEASURED, QUICKSTART, SAME, WORSE, baseline, set_inputs, write_ini,
+    BASELINE,
+    BETTER,
+    MEASURED,
+    QUICKSTART,
+    SAME,
+    WORSE,
+    baseline,
+    set_inputs,
+    write_ini,
 )
 
 RUN = ("-p", "no:cacheprovider")
@@ -72,11 +81,17 @@ def test_update_writes_sorted_json_keyed_by_node_id_and_stage(
         f"pytest-rag: baseline written to {path} (1 stage report updated)"])
     text = path.read_text(encoding="utf-8")
     data = json.loads(text)
-    assert text == json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    # Sorted, two-space indents; the per-query rows one line each (see test_baseline_layout).
+    rows = data["tests"]["test_rag.py::test_retrieval"]["retrieval"]["per_query"]["rows"]
+    expected = json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    for row in rows.values():
+        spread = json.dumps(row, indent=2).replace("\n", "\n" + " " * 12)
+        expected = expected.replace(spread, json.dumps(row, separators=(",", ":")), 1)
+    assert text == expected
     assert data["format"] == "pytest-rag-baseline"
-    assert data["version"] == 1
+    assert data["version"] == 2
     assert list(data["tests"]) == ["test_rag.py::test_retrieval"]
-    entry = data["tests"]["test_rag.py::test_retrieval"]["retrieval"]
+    entry = Baseline.load(path).tests["test_rag.py::test_retrieval"]["retrieval"]
     assert entry["settings"] == {"k": 2}
     metrics = entry["metrics"]
     assert metrics["recall_at_k"] == {"value": pytest.approx(2 / 3), "direction": "higher",
@@ -413,8 +428,8 @@ BAD_FILES = {
                 "it from version control, or delete it and run --rag-update-baseline"),
     "format": ('{"format": "something-else", "version": 1, "tests": {}}',
                ": format: expected 'pytest-rag-baseline', got 'something-else'"),
-    "newer": ('{"format": "pytest-rag-baseline", "version": 2, "tests": {}}',
-              ": version: version 2 is newer than this pytest-rag reads (1); upgrade pytest-rag"),
+    "newer": ('{"format": "pytest-rag-baseline", "version": 3, "tests": {}}',
+              ": version: version 3 is newer than this pytest-rag reads (2); upgrade pytest-rag"),
     "shape": ('{"format": "pytest-rag-baseline", "version": 1, "tests": {"t": {"retrieval": '
               '{"metrics": {"recall_at_k": {"value": "high"}}}}}}',
               ": tests['t']['retrieval'].metrics.recall_at_k: expected a finite number or null, "

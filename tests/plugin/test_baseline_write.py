@@ -134,6 +134,7 @@ def _kill_while_writing(process: subprocess.Popen[bytes], folder: Path, delay: f
     process.send_signal(signal.SIGKILL)
 
 
+@pytest.mark.slow
 def test_baseline_kill_leaves_the_old_or_the_new_file(pytester: pytest.Pytester) -> None:
     """SIGKILL a writing ``pytest --rag-update-baseline`` at random moments, KILLS times.
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from ragproject import ASSERTING_TEST, WORSE, set_inputs
 
-LOWEST = "lowest queries: q3 0.00, q2 0.33, q1 1.00, q4 1.00"
+LOWEST = "lowest queries: q3 0.000, q2 0.333, q1 1.000, q4 1.000"
 
 
 def test_assert_metric_message_with_baseline(rag_pytester: pytest.Pytester) -> None:
@@ -129,7 +129,7 @@ def test_symbolic_name_resolves_against_the_latest_report(checks: pytest.RunResu
     # q1..q4 all miss in the second report: hit_at_k = 0.
     checks.stdout.fnmatch_lines([
         "E       AssertionError: retrieval.hit_at_k = 0.000, expected >= 0.500; "
-        "lowest queries: q1 0.00, q2 0.00, q3 0.00, q4 0.00",
+        "lowest queries: q1 0.000, q2 0.000, q3 0.000, q4 0.000",
     ])
 
 
@@ -153,7 +153,7 @@ def test_plain_assert_is_explained(checks: pytest.RunResult) -> None:
         "E       assert retrieval.recall_at_k=0.6666666666666666 >= 0.8",
         "E         ",
         "E         retrieval.recall_at_k = 0.667, expected >= 0.800",
-        f"E         {LOWEST.replace('q2 0.33', 'q2 0.67')}",
+        f"E         {LOWEST.replace('q2 0.333', 'q2 0.667')}",
     ])
 
 

@@ -68,5 +68,5 @@ def test_a_doc_id_key_that_is_not_a_key_fails_the_test(rag_pytester: pytest.Pyte
     write_ini(rag_pytester)
     result = rag_pytester.runpytest("-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
-    assert ("pytest-rag: rag.chunking(): doc_id_key must be a metadata key (a non-empty string), "
-            "got 3") in result.stdout.lines
+    assert ("pytest-rag: rag.chunking(): doc_id_key: expected a non-empty string, "
+            "got a number 3") in result.stdout.lines

@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 import pytest
+from pytest_rag.compare.baseline import Baseline
 from ragproject import BASELINE, write_ini
 
 TEST = """
@@ -29,9 +30,9 @@ def test_pipeline(rag, rag_dataset):
 
 
 def gold(queries: int = 40, *, unanswered: int = 0, edit: str | None = None,
-         drop: tuple[str, ...] = ()) -> str:
+         drop: tuple[str, ...] = (), extra: dict[str, Any] | None = None) -> str:
     """``queries`` answered queries (q00 finds c00 of c00 and x00 ...), then ``unanswered``
-    queries the pipeline knows nothing about."""
+    queries the pipeline knows nothing about; ``extra``: fields added to every query."""
     items: list[dict[str, Any]] = []
     for i in range(queries + unanswered):
         query_id = f"q{i:02d}"
@@ -40,7 +41,8 @@ def gold(queries: int = 40, *, unanswered: int = 0, edit: str | None = None,
         relevant = {f"c{i:02d}": 1, f"x{i:02d}": 1}
         if query_id == edit:
             relevant = {f"c{i:02d}": 1}  # a corrected gold: x was not relevant after all
-        items.append({"id": query_id, "question": f"question {i}", "relevant": relevant})
+        items.append({"id": query_id, "question": f"question {i}", "relevant": relevant,
+                      **(extra or {})})
     return json.dumps({"queries": items})
 
 
@@ -110,6 +112,31 @@ def test_a_regression_on_the_unchanged_queries_still_fails(recorded: pytest.Pyte
         "  retrieval: gold changed since the baseline: 20 queries added*"])
 
 
+@pytest.mark.parametrize("extra", [{"reference_answer": "an answer"},
+                                   {"required_facts": ["a fact"], "answerable": True}],
+                         ids=["reference_answer", "generation gold"])
+def test_gold_that_retrieval_does_not_read_leaves_its_gate_on(
+        recorded: pytest.Pytester, extra: dict[str, Any]) -> None:
+    """Issue 24 item 4: answers added to every query are no retrieval gold edit, so a
+    recall drop in the same change still fails, compared on every query."""
+    recorded.makefile(".json", gold=gold(extra=extra), answers=answers(worse=8))
+    result = run(recorded)
+    result.assert_outcomes(failed=1)
+    assert "gold changed" not in said(result)
+    result.stdout.fnmatch_lines([
+        "  recall_at_k             0.500       0.400      -0.100   0.010        higher"])
+
+
+def test_an_edited_question_is_no_retrieval_gold_edit(recorded: pytest.Pytester) -> None:
+    """No metric reads the question: rewording it leaves the gate comparing every query."""
+    items = json.loads(gold())
+    items["queries"][3]["question"] = "a reworded question"
+    recorded.makefile(".json", gold=json.dumps(items))
+    result = run(recorded)
+    result.assert_outcomes(passed=1)
+    assert "gold changed" not in said(result)
+
+
 def test_metrics_without_per_query_values_are_not_compared(recorded: pytest.Pytester) -> None:
     recorded.makefile(".json", gold=gold(unanswered=20))
     result = run(recorded, "--rag-scorecard=full")
@@ -120,7 +147,7 @@ def test_metrics_without_per_query_values_are_not_compared(recorded: pytest.Pyte
 
 
 def test_the_baseline_and_the_report_record_the_fingerprints(recorded: pytest.Pytester) -> None:
-    entry = json.loads((recorded.path / BASELINE).read_text())["tests"][
+    entry = Baseline.load(recorded.path / BASELINE).tests[
         "test_pipeline.py::test_pipeline"]["retrieval"]
     assert sorted(entry["gold"]["queries"]) == [f"q{i:02d}" for i in range(40)]
     recorded.makefile(".json", gold=gold(edit="q07"))
@@ -137,3 +164,42 @@ def test_the_baseline_and_the_report_record_the_fingerprints(recorded: pytest.Py
     # pytest-rag diff reads the same fingerprints: the same verdict.
     diff = recorded.run("pytest-rag", "diff", BASELINE, "report.json")
     assert diff.ret == 0, diff.stdout.str()
+
+
+@pytest.mark.parametrize("workers", [None, "2"], ids=["one process", "xdist"])
+def test_an_entry_of_whole_gold_fingerprints_still_compares_every_query(
+        recorded: pytest.Pytester, workers: str | None) -> None:
+    """Entries written before the fingerprints were per stage hold a digest of all of a
+    query's gold: while none of it changed, the query compares (in the gate and in the
+    end-of-run summary, which reads what the workers send)."""
+    from pytest_rag import load_dataset
+
+    if workers is not None:
+        pytest.importorskip("xdist")
+    from pytest_rag.compare.baseline_layout import unpack_entry
+
+    def refuse(place: str, problem: str) -> Exception:
+        raise AssertionError(f"{place}: {problem}")
+
+    path = recorded.path / BASELINE
+    data = json.loads(path.read_text(encoding="utf-8"))
+    gold_file = load_dataset(recorded.path / "gold.json")
+    # Such entries are in files of version 1: one line per query and metric.
+    data["version"] = 1
+    for stages in data["tests"].values():
+        for stage, packed in stages.items():
+            stages[stage] = unpack_entry(packed, stage, refuse)
+    entry = data["tests"]["test_pipeline.py::test_pipeline"]["retrieval"]
+    entry["gold"]["queries"] = {query.id: query.fingerprint for query in gold_file.queries}
+    path.write_text(json.dumps(data, indent=2, sort_keys=True), encoding="utf-8")
+    args = () if workers is None else ("-n", workers)
+    recorded.makefile(".json", answers=answers(worse=8))
+    result = recorded.runpytest_subprocess("-p", "no:cacheprovider", "--rag-baseline", *args)
+    result.assert_outcomes(failed=1)
+    assert "gold changed" not in said(result)
+    # One field edited: which one is not known from a whole digest, so the query is edited.
+    recorded.makefile(".json", gold=gold(extra={"reference_answer": "an answer"}),
+                      answers=answers())
+    result = recorded.runpytest_subprocess("-p", "no:cacheprovider", "--rag-baseline", *args)
+    result.assert_outcomes(passed=1)
+    assert "40 queries edited" in said(result)

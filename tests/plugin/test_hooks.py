@@ -8,7 +8,13 @@ import json
 
 import pytest
 from ragproject import (
-    BASELINE, FEWER_PLUGINS, TEST_RAG, WORSE, junit_cases, junit_properties, set_inputs,
+    BASELINE,
+    FEWER_PLUGINS,
+    TEST_RAG,
+    WORSE,
+    junit_cases,
+    junit_properties,
+    set_inputs,
 )
 
 CUSTOM = """
@@ -85,14 +91,27 @@ def test_custom_metric_takes_thresholds_and_baselines(custom: pytest.Pytester) -
     ])
 
 
+def test_numpy_numbers_are_computed_metric_values(custom: pytest.Pytester) -> None:
+    """A numpy integer or float from the hook is a number (issue 24: numpy scalars)."""
+    custom.makeconftest(CUSTOM.replace("sum(found) / len(found) if found else None",
+                                       "__import__('numpy').int64(1)"))
+    result = custom.runpytest("-p", "no:cacheprovider", "--rag-update-baseline",
+                              "--rag-report=report.json")
+    result.assert_outcomes(passed=1)
+
+
 @pytest.mark.parametrize(("conftest", "message"), [
     (CUSTOM.replace('return {"mean_found"', 'return {"mean_lost"'),
      "pytest-rag: custom metric retrieval.mean_lost was not declared with "
      "pytest_rag_register_metrics"),
     (CUSTOM.replace("sum(found) / len(found) if found else None", "'many'"),
-     "pytest-rag: custom metric retrieval.mean_found must be a number or None, got 'many'"),
+     "pytest-rag: custom metric retrieval.mean_found must be a number or None, got a string 'many'"),
     (CUSTOM.replace("sum(found) / len(found) if found else None", "float('inf')"),
-     "pytest-rag: custom metric retrieval.mean_found must be a finite number or None, got inf"),
+     "pytest-rag: custom metric retrieval.mean_found must be a finite number or None, got a number inf"),
+    # Beyond the float range: a clear message, not an internal OverflowError (issue 24).
+    (CUSTOM.replace("sum(found) / len(found) if found else None", "10**400"),
+     "pytest-rag: custom metric retrieval.mean_found must be a finite number or None, got a number "
+     "100000000000000000...0000000000000000000"),
 ])
 def test_bad_computed_metric_fails_the_test(custom: pytest.Pytester, conftest: str,
                                             message: str) -> None:

@@ -93,9 +93,10 @@ def test_the_page_has_every_section_and_the_numbers_of_the_json_report(
     assert QUESTION in page.text
     assert "http:" not in text and "https:" not in text
     assert len(svgs(text)) > 50
-    chunk_section = text[text.index('id="chunk-sizes"'):text.index('id="sweeps"')]
+    chunk_section = text[text.index('id="chunk-sizes"'):text.index('id="drill-down"')]
     assert "3 chunks" in chunk_section and "min 5" in chunk_section and "max 15" in chunk_section
-    assert "test_rag.py::test_retrieval" in text[text.index('id="sweeps"'):]
+    assert "test_rag.py::test_retrieval" in text[text.index('id="sweeps"'):
+                                                 text.index('id="metrics"')]
     assert "No baseline was compared" in page.text
     assert "details" not in json.dumps(report)  # the JSON report carries no drill-down
 

@@ -94,4 +94,5 @@ def test_own_assertion_and_regression_both_reach_the_failure_text(
     assert "queries worse in recall_at_k: q2 0.667 -> 0.333" in text
     assert junit_properties(case)["rag.retrieval.recall_at_k.status"] == "regressed"
     # The terminal shows the verdict once.
-    assert result.stdout.str().count("worse than the baseline (rag-baseline.json), worst first") == 1
+    assert result.stdout.str().count("worse than the baseline (rag-baseline.json), "
+                                     "worst first") == 1

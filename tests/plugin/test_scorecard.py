@@ -171,9 +171,14 @@ def test_sweep_rows_keep_the_parametrize_order(pytester: pytest.Pytester,
                                            *workers)
     result.assert_outcomes(passed=3)
     lines = result.stdout.lines
-    start = next(i for i, line in enumerate(lines) if "variants (* best per column)" in line)
-    variants = [line.split()[0] for line in lines[start + 3:start + 6]]
-    assert variants == ["200-0", "1500-200", "400-50"]
+    start = next(i for i, line in enumerate(lines)
+                 if line == "Sweep test_order.py::test_sweep: 3 variants")
+    rule = next(i for i, line in enumerate(lines[start:]) if line.startswith("  -------"))
+    rows = [line.split() for line in lines[start + rule + 1:start + rule + 4]]
+    # One row per variant, with its knobs from the parametrize arguments.
+    assert rows == [["200-0", "200", "0", "1.000", "+0.000", "best", "yes"],
+                    ["1500-200", "1500", "200", "0.000", "-1.000", "worse", "-"],
+                    ["400-50", "400", "50", "1.000", "+0.000", "tied", "yes"]]
     # The scorecard lists the tests in the same order.
     headers = [line for line in lines if line.startswith("test_order.py::test_sweep[")]
     assert [h.split("[")[1].split("]")[0] for h in headers] == ["200-0", "1500-200", "400-50"]
@@ -199,11 +204,13 @@ def test_a_best_is_starred_only_in_a_marked_sweep(pytester: pytest.Pytester,
     result = pytester.runpytest("-p", "no:cacheprovider", "-W", "error::pytest.PytestUnknownMarkWarning")
     result.assert_outcomes(passed=2)
     if marked:
-        result.stdout.fnmatch_lines(["*test_across [[]retrieval[]]: 2 variants (? best per column)",
-                                     "*chroma*1.000[*]*"])
+        result.stdout.fnmatch_lines(["Sweep test_across.py::test_across: 2 variants",
+                                     "*chroma*1.000[*]*", "*recommended: chroma*"])
     else:
-        result.stdout.fnmatch_lines(["*test_across [[]retrieval[]]: 2 variants (not a "
-                                     "rag_sweep)"])
+        result.stdout.fnmatch_lines(["Sweep test_across.py::test_across: 2 variants (not a "
+                                     "rag_sweep)", "*not a rag_sweep: no best and no "
+                                     "recommendation*"])
+        assert "recommended" not in result.stdout.str()
         assert "1.000*" not in result.stdout.str()
 
 

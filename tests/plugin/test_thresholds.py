@@ -144,10 +144,11 @@ def test_scorecard_shows_the_threshold_that_applied(precedence: pytest.Pytester)
      "ERROR: pytest-rag: --rag-threshold: 'recall_at_k>=0.8': expected 'stage.metric OP number', e.g. "
      "'retrieval.recall_at_k >= 0.8' (OP: <, <=, >, >=, ==)"),
     (["--rag-threshold", "retrieval.recall >= 0.8"], "",
-     "ERROR: pytest-rag: --rag-threshold: 'retrieval.recall >= 0.8': unknown metric 'recall' of stage "
-     "'retrieval'; known: precision_at_k, recall_at_k, *"),
+     "ERROR: pytest-rag: --rag-threshold: 'retrieval.recall >= 0.8': unknown metric 'recall' (did "
+     "you mean 'recall_at_k'?) of stage 'retrieval'; known: precision_at_k, recall_at_k, *"),
     (["--rag-threshold", "retrival.recall_at_k >= 0.8"], "",
-     "ERROR: pytest-rag: --rag-threshold: 'retrival.recall_at_k >= 0.8': unknown stage 'retrival'; known: *"),
+     "ERROR: pytest-rag: --rag-threshold: 'retrival.recall_at_k >= 0.8': unknown stage 'retrival' "
+     "(did you mean 'retrieval'?); known: *"),
     (["--rag-threshold", "retrieval.recall_at_k >= high"], "",
      "ERROR: pytest-rag: --rag-threshold: 'retrieval.recall_at_k >= high': 'high' is not a number"),
     ([], "rag_thresholds = retrieval.recall_at_k => 0.8",

@@ -76,3 +76,17 @@ def test_a_single_query_is_judged_by_its_tolerance(rag_pytester: pytest.Pytester
                                     "--rag-significance", "0.05")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*recall_at_k*REGRESSED*"])
+
+
+def test_the_json_report_keeps_every_p_value(rag_pytester: pytest.Pytester) -> None:
+    """A metric that changed within its tolerance shows no p-value on the terminal (so
+    none is computed there), but the JSON report, which shows every one, has it."""
+    _baseline(rag_pytester)
+    set_inputs(rag_pytester, retrieved_ids=WORSE)
+    write_ini(rag_pytester, "rag_tolerance = 0.5")
+    result = rag_pytester.runpytest("-p", "no:cacheprovider", "--rag-baseline",
+                                    "--rag-report=r.json")
+    result.assert_outcomes(passed=1)
+    row = json.loads((rag_pytester.path / "r.json").read_text())["tests"][
+        "test_rag.py::test_retrieval"]["retrieval"]["metrics"]["recall_at_k"]
+    assert row["status"] == "ok" and row["p_value"] == 1.0 and row["ci95"] is not None

@@ -8,7 +8,12 @@ import json
 
 import pytest
 from ragproject import (
-    FEWER_PLUGINS, WORSE, junit_cases, junit_properties, scorecard_lines, set_inputs,
+    FEWER_PLUGINS,
+    WORSE,
+    junit_cases,
+    junit_properties,
+    scorecard_lines,
+    set_inputs,
 )
 
 pytest.importorskip("xdist")
@@ -120,5 +125,6 @@ def test_deselected_tests_are_not_stale_on_workers(project: pytest.Pytester) -> 
                  "--deselect", "test_rag.py::test_marked")
     result.assert_outcomes(passed=11)
     result.stdout.no_fnmatch_line("*pruned*")
-    result.stdout.fnmatch_lines(["pytest-rag: --rag-prune-baseline refused: this run did not collect every test*"])
+    result.stdout.fnmatch_lines(["pytest-rag: --rag-prune-baseline refused: "
+                                 "this run did not collect every test*"])
     assert json.loads((project.path / "rag-baseline.json").read_text())["tests"] == before

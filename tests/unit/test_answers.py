@@ -9,15 +9,28 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Literal
+from typing import Any, Literal
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import budget
 
+from pytest_rag.kernels import answers
 from pytest_rag.kernels.answers import (
-    DEFAULT_ABSTAIN_PHRASES, abstains, answer_tokens, contains_run, fact_coverage, lcs_length,
-    matched_tokens, normalize, numbers, rouge_l_f1, score_answer, score_tokens, token_scores,
+    DEFAULT_ABSTAIN_PHRASES,
+    abstains,
+    answer_tokens,
+    contains_run,
+    fact_coverage,
+    lcs_length,
+    matched_tokens,
+    normalize,
+    numbers,
+    rouge_l_f1,
+    score_answer,
+    score_tokens,
+    token_scores,
 )
 from pytest_rag.text.tokens import text_tokens
 
@@ -53,7 +66,7 @@ def test_norm_keeps_articles_unlike_squad() -> None:
     assert normalize("The answer: don't!") == "the answer don t"
 
 
-@settings(max_examples=400)
+@settings(max_examples=budget(400))
 @given(TEXT)
 def test_answer_tokens_equal_the_project_token_rule(text: str) -> None:
     assert answer_tokens(text) == text_tokens(text)
@@ -107,7 +120,7 @@ def test_lcs_by_hand() -> None:
     assert lcs_length(["a"] * 70, ["a"] * 65) == 65  # masks wider than one machine word
 
 
-@settings(max_examples=300)
+@settings(max_examples=budget(300))
 @given(WORDS, WORDS)
 def test_bit_parallel_lcs_equals_the_dynamic_programming_table(a: list[str], b: list[str]) -> None:
     assert lcs_length(a, b) == naive_lcs(a, b) == lcs_length(b, a)
@@ -117,6 +130,44 @@ def test_bit_parallel_lcs_equals_the_dynamic_programming_table(a: list[str], b: 
        st.lists(st.sampled_from("abc"), max_size=140))
 def test_long_lcs(a: list[str], b: list[str]) -> None:
     assert lcs_length(a, b) == naive_lcs(a, b)
+
+
+@settings(max_examples=200)
+@given(WORDS, st.lists(WORDS, min_size=1, max_size=3))
+def test_rouge_l_of_score_tokens_equals_the_dynamic_programming_table(
+        answer: list[str], references: list[list[str]]) -> None:
+    """Whichever list is shorter carries the bits: the same F1 as the DP table."""
+    def f1(reference: list[str]) -> float:
+        if not answer and not reference:
+            return 1.0
+        lcs = naive_lcs(answer, reference)
+        if lcs == 0:
+            return 0.0
+        p, r = lcs / len(answer), lcs / len(reference)
+        return 2 * p * r / (p + r)
+
+    scores = score_tokens(answer, references)
+    assert scores is not None
+    assert scores.rouge_l_f1 == max(map(f1, references))
+
+
+def test_the_lcs_bits_span_the_shorter_list(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 100k-token answer against a 5-token reference: the bit vector is 5 bits
+    wide (before, 100k: every step an operation on 100k-bit integers)."""
+    widths: list[int] = []
+    real = answers._lcs
+
+    def counted(masks: dict[str, int], size: int, other: Any) -> int:
+        widths.append(size)
+        return real(masks, size, other)
+
+    monkeypatch.setattr(answers, "_lcs", counted)
+    answer = ["a", "b", "c", "d", "e"] * 20_000
+    scores = score_tokens(answer, [["e", "d", "c", "b", "a"]])
+    # LCS 5: e, d, c, b, a from five repetitions; P = 5 / 100k, R = 1.
+    assert scores is not None and scores.rouge_l_f1 == 2 * (5 / 100_000) / (5 / 100_000 + 1)
+    assert lcs_length(answer, ["x", "c", "a"]) == 2
+    assert widths == [5, 3]
 
 
 def test_rouge_l_by_hand() -> None:
@@ -180,7 +231,7 @@ def test_score_answer_without_rouge() -> None:
     assert scores.f1 == pytest.approx(2 / 3)
 
 
-@settings(max_examples=300)
+@settings(max_examples=budget(300))
 @given(WORDS, st.lists(WORDS, min_size=1, max_size=4))
 def test_score_tokens_matches_the_single_metrics(answer: list[str], refs: list[list[str]]) -> None:
     scores = score_tokens(answer, refs)

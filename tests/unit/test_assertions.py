@@ -8,7 +8,11 @@ import pytest_rag
 from pytest_rag import RetrievalEvaluator
 from pytest_rag.metrics import recall_at_k, retrieval
 from pytest_rag.stages.checks import (
-    Comparison, MetricValue, assert_metric, reset_context, use_context,
+    Comparison,
+    MetricValue,
+    assert_metric,
+    reset_context,
+    use_context,
 )
 
 
@@ -31,13 +35,13 @@ def test_failure_message_names_metric_threshold_and_lowest_queries() -> None:
     with pytest.raises(AssertionError) as info:
         assert_metric(report().recall_at_k >= 0.8)
     assert str(info.value) == ("retrieval.recall_at_k = 0.500, expected >= 0.800; "
-                               "lowest queries: q3 0.00, q2 0.50, q1 1.00")
+                               "lowest queries: q3 0.000, q2 0.500, q1 1.000")
 
 
 def test_not_measured_never_passes() -> None:
     rep = report()
     assert not (rep.token_recall >= 0.0)
-    with pytest.raises(AssertionError, match="retrieval.token_recall not measured: "
+    with pytest.raises(AssertionError, match=r"retrieval\.token_recall not measured: "
                                              "needs expected_evidence, chunks"):
         assert_metric(rep.token_recall >= 0.0)
     assert rep.token_recall == None  # noqa: E711 - "is not measured"
@@ -50,7 +54,8 @@ def test_every_query_and_share_checks() -> None:
                                              r"2 of 3 fail: q2 0\.500, q3 0\.000"):
         assert_metric(rep.recall_at_k.every >= 0.6)
     assert_metric(rep.recall_at_k.share(">=", 0.5) >= 2 / 3)
-    with pytest.raises(AssertionError, match=r"share\(recall_at_k >= 0\.500\) = 0\.667, expected >= 0\.900"):
+    with pytest.raises(AssertionError, match=r"share\(recall_at_k >= 0\.500\) = 0\.667, "
+                                             r"expected >= 0\.900"):
         assert_metric(rep.recall_at_k.share(">=", 0.5) >= 0.9)
 
 
@@ -95,7 +100,8 @@ def test_symbolic_names_resolve_through_the_context() -> None:
     try:
         assert_metric(recall_at_k >= 0.5)
         assert_metric(retrieval.recall_at_k <= 0.5)
-        with pytest.raises(AssertionError, match=r"= 0\.500, expected >= 0\.800 \(baseline 0\.600, -0\.100\)"):
+        with pytest.raises(AssertionError, match=r"= 0\.500, expected >= 0\.800 "
+                                                 r"\(baseline 0\.600, -0\.100\)"):
             assert_metric(recall_at_k >= 0.8)
     finally:
         reset_context(token)
@@ -127,3 +133,15 @@ def test_symbolic_names_without_the_rag_fixture_say_how_to_check() -> None:
 def test_unknown_operator() -> None:
     with pytest.raises(ValueError, match="unknown operator '=>'"):
         report().recall_at_k.share("=>", 0.5)
+
+
+def test_numbers_are_printed_as_the_scorecard_prints_them() -> None:
+    """One rule for numbers: a cost of 0.00012 is not ``0.000``, a count not ``12``."""
+    from pytest_rag.formatting import number_text
+
+    cost = MetricValue("end_to_end", "mean_cost_usd", 0.00012)
+    with pytest.raises(AssertionError) as info:
+        assert_metric(cost <= 0.0001)
+    assert str(info.value) == (f"end_to_end.mean_cost_usd = {number_text(0.00012)}, "
+                               f"expected <= {number_text(0.0001)}")
+    assert "0.00012" in str(info.value)

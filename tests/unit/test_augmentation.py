@@ -37,7 +37,8 @@ def test_single_entry_and_empty_context() -> None:
     empty = evaluate([], budget=0)
     assert empty.context_precision == 0.0 and empty.context_recall == 0.0
     assert empty.context_sufficient == 0.0 and empty.budget_compliant == 1.0
-    assert empty.values["duplicate_ratio"] is None and empty.values["evidence_edge_placement"] is None
+    assert (empty.values["duplicate_ratio"] is None
+            and empty.values["evidence_edge_placement"] is None)
 
 
 def test_gold_free_metrics_without_evidence() -> None:
@@ -55,7 +56,8 @@ def test_budget_needs_a_setting() -> None:
 
 
 def test_unknown_context_chunk_is_an_error() -> None:
-    with pytest.raises(DatasetError, match=r"^<arguments>: context_ids\['q'\]\[1\]: unknown chunk 'zz'"):
+    with pytest.raises(DatasetError, match=r"^<arguments>: context_ids\['q'\]\[1\]: "
+                                           r"unknown chunk 'zz'"):
         evaluate(["a", "zz"])
 
 

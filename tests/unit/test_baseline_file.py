@@ -64,8 +64,9 @@ def test_not_measured_queries_are_left_out_and_read_back_as_none(tmp_path: Path)
     path = tmp_path / "b.json"
     Baseline().updated([RECORD], REGISTRY, Tolerances()).save(path)
     entry = json.loads(path.read_text())["tests"]["t.py::test"]["retrieval"]
-    assert entry["per_query"] == {"recall_at_k": {"q1": 1.0}}
+    assert entry["per_query"] == {"columns": ["recall_at_k"], "rows": {"q1": [1.0]}}
     assert entry["metrics"]["token_recall"]["value"] is None
     loaded = Baseline.load(path)
+    assert loaded.tests["t.py::test"]["retrieval"]["per_query"] == {"recall_at_k": {"q1": 1.0}}
     assert loaded.value("t.py::test", "retrieval", "recall_at_k") == 0.5
     assert loaded.value("t.py::test", "retrieval", "token_recall") is None

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from pytest_rag import RetrievalEvaluator
-from pytest_rag.dataset.gc_pause import collector_paused
+from pytest_rag.dataset.caches import collector_paused
 
 
 @pytest.fixture(autouse=True)

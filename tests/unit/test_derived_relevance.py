@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import math
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import budget
 
 from pytest_rag import EmbeddingEvaluator, RerankingEvaluator, RetrievalEvaluator
 from pytest_rag.dataset.arguments import resolve_inputs
@@ -184,7 +186,8 @@ def test_embedding_with_derived_grades() -> None:
 
 def test_setting_is_validated_and_none_leaves_it_to_params() -> None:
     assert RetrievalEvaluator(relevance_from_evidence=None).relevance_from_evidence is None
-    with pytest.raises(ValueError, match="relevance_from_evidence must be True or False"):
+    with pytest.raises(ValueError, match="^relevance_from_evidence: expected true or false, "
+                                         "got a number 1$"):
         RetrievalEvaluator(relevance_from_evidence=1)  # type: ignore[arg-type]
     for cls in (RetrievalEvaluator, RerankingEvaluator, EmbeddingEvaluator):
         assert "relevance_from_evidence" in cls.settings_names
@@ -195,7 +198,7 @@ def test_setting_is_validated_and_none_leaves_it_to_params() -> None:
 intervals = st.lists(st.tuples(st.integers(0, 60), st.integers(0, 40)), max_size=25)
 
 
-@settings(max_examples=300, derandomize=True, deadline=None, database=None)
+@settings(max_examples=budget(300), derandomize=True, deadline=None, database=None)
 @given(chunks=intervals, spans=intervals)
 def test_touching_pairs_matches_brute_force(chunks: list[tuple[int, int]],
                                             spans: list[tuple[int, int]]) -> None:
@@ -248,3 +251,81 @@ def test_every_cache_of_a_query_is_listed() -> None:
     cached = {name for name, value in vars(Query).items()
               if isinstance(value, functools.cached_property)}
     assert cached == QUERY_CACHES == {"fingerprint"}
+
+
+class _Retrieved:
+    """A retriever's copy of a chunk, as a LangChain ``Document`` carries it."""
+
+    def __init__(self, chunk: dict[str, Any], text: str) -> None:
+        self.page_content = text[chunk["start"]:chunk["end"]]
+        self.metadata = {"doc_id": chunk["doc_id"], "start_index": chunk["start"]}
+        self.id = chunk["id"]
+
+
+_WORDS = st.lists(st.sampled_from(["a", "bb", "ccc", "dd", "e"]), min_size=1, max_size=12)
+
+
+@st.composite
+def _retrieval_case(draw: st.DrawFn) -> tuple[dict[str, str], list[dict[str, Any]],
+                                             dict[str, Any], dict[str, list[str]], int]:
+    """Documents, chunks that cover them (cut anywhere, overlaps allowed), evidence
+    spans anywhere (some without a token), ranked lists of some chunks, and K."""
+    documents: dict[str, str] = {}
+    chunks: list[dict[str, Any]] = []
+    for d in range(draw(st.integers(1, 3))):
+        text = " ".join(draw(_WORDS))
+        doc_id = f"d{d}"
+        documents[doc_id] = text
+        cuts = sorted(set(draw(st.lists(st.integers(1, len(text) - 1), max_size=4))
+                          if len(text) > 1 else []))
+        edges = [0, *cuts, len(text)]
+        for lo, hi in pairwise(edges):
+            back = draw(st.integers(0, lo))  # an overlap with what came before
+            chunks.append({"id": f"{doc_id}-{len(chunks)}", "doc_id": doc_id,
+                           "start": lo - back, "end": hi})
+    evidence: dict[str, Any] = {}
+    ranked: dict[str, list[str]] = {}
+    ids = [chunk["id"] for chunk in chunks]
+    for q in range(draw(st.integers(1, 5))):
+        spans = []
+        for _ in range(draw(st.integers(1, 2))):
+            doc_id = draw(st.sampled_from(sorted(documents)))
+            size = len(documents[doc_id])
+            start = draw(st.integers(0, size - 1))
+            spans.append(span(doc_id, start, draw(st.integers(start + 1, size))))
+        evidence[f"q{q}"] = spans
+        if draw(st.booleans()) or q == 0:  # q0 retrieves something: chunks are known
+            ranked[f"q{q}"] = draw(st.lists(st.sampled_from(ids), min_size=q == 0, max_size=6))
+    return documents, chunks, evidence, ranked, draw(st.integers(1, 4))
+
+
+@settings(max_examples=150, deadline=None)
+@given(_retrieval_case())
+def test_only_the_retrieved_chunks_give_exact_hit_mrr_and_precision(
+        case: tuple[dict[str, str], list[dict[str, Any]], dict[str, Any],
+                    dict[str, list[str]], int]) -> None:
+    """Graded against the retrieved chunks alone (no ``chunks=``), a query whose list
+    misses its evidence is a miss, not "not measured": hit, MRR and precision equal
+    those computed with the full chunk list, query by query.  The metrics that
+    count the corpus's relevant chunks are None for every such query, with the
+    reason."""
+    documents, chunks, evidence, ranked, k = case
+    by_id = {chunk["id"]: chunk for chunk in chunks}
+    retrieved = {query_id: [_Retrieved(by_id[chunk_id], documents[by_id[chunk_id]["doc_id"]])
+                            for chunk_id in listed] for query_id, listed in ranked.items()}
+    queries = [{"id": query_id, "expected_evidence": spans}
+               for query_id, spans in evidence.items()]
+    evaluator = RetrievalEvaluator(k=k, relevance_from_evidence=True)
+    full = evaluator.evaluate(documents=documents, queries=queries, chunks=chunks,
+                              retrieved_ids=ranked)
+    seen = evaluator.evaluate(documents=documents, queries=queries, retrieved_ids=retrieved)
+    for key in ("hit_at_k", "mrr_at_k", "precision_at_k"):
+        assert seen.values[key] == full.values[key], key
+        assert np.array_equal(seen.query_values[key], full.query_values[key], equal_nan=True)
+    measured = not np.isnan(full.query_values["hit_at_k"]).all()
+    for key in ("recall_at_k", "f1_at_k", "ndcg_at_k", "average_precision_at_k"):
+        assert np.isnan(seen.query_values[key]).all(), key
+        assert seen.values[key] is None, key
+        if measured:
+            assert seen.missing[key] == ("pass chunks=, the full chunk list, to count the "
+                                         "relevant chunks")

@@ -32,9 +32,9 @@ def run(*argv: str) -> tuple[int, str, str]:
 def files(tmp_path: Path) -> tuple[Path, Path]:
     queries = [f"q{i}" for i in range(40)]
     old = _baseline(tmp_path / "old.json", {"recall_at_k": 0.8, "p95_latency_ms": 100.0},
-                    {"recall_at_k": {q: 0.8 for q in queries}})
+                    {"recall_at_k": dict.fromkeys(queries, 0.8)})
     new = _baseline(tmp_path / "new.json", {"recall_at_k": 0.7, "p95_latency_ms": 105.0},
-                    {"recall_at_k": {q: 0.7 for q in queries}}, kind="report")
+                    {"recall_at_k": dict.fromkeys(queries, 0.7)}, kind="report")
     return old, new
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import budget
 
 from pytest_rag.cli import main
 from pytest_rag.compare.baseline import Baseline, compare_record
@@ -65,7 +66,7 @@ def cli_verdict(old: Baseline, new: Baseline, alpha: float | None) -> int:
     return status
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=budget(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(records(), records(), tolerance_configs(), tolerance_configs(),
        st.sampled_from([None, 0.05, 0.5]))
 def test_diff_and_the_plugin_agree(before: StageRecord, after: StageRecord,

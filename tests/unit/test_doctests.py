@@ -20,4 +20,5 @@ MODULES = sorted(
 def test_docstring_examples(name: str) -> None:
     module = importlib.import_module(name)
     failed, _ = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-    assert failed == 0, f"{failed} docstring example(s) of {name} failed (run pytest --doctest-modules {name.replace('.', '/')}.py)"
+    assert failed == 0, (f"{failed} docstring example(s) of {name} failed "
+                         f"(run pytest --doctest-modules {name.replace('.', '/')}.py)")

@@ -12,13 +12,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from hypothesis_profiles import budget
 
 from pytest_rag.dataset.model import Dataset, Params, Query, RunEntry, Vectors
 from pytest_rag.errors import DatasetError
-from pytest_rag.stages import embedding
-from pytest_rag.stages.embedding import (
-    EmbeddingEvaluator, NonFiniteVector, _count_distinct, scan_vectors, tie_order,
+from pytest_rag.kernels import vector_scan
+from pytest_rag.kernels.vector_scan import (
+    NonFiniteVector,
+    count_distinct,
+    scan_vectors,
+    tie_order,
 )
+from pytest_rag.stages.embedding import EmbeddingEvaluator
 
 R2 = math.sqrt(2.0)
 DOC = {"d": "alpha beta gamma delta"}
@@ -201,10 +206,10 @@ def test_hash_collisions_are_resolved_by_value() -> None:
                        [2.0, 2.0], [-1.0, -1.0]])
     for block_rows in (1, 2, 3, 100):
         same_hash = np.zeros(matrix.shape[0], dtype=np.uint64)
-        assert _count_distinct(matrix, same_hash, block_rows) == 4
+        assert count_distinct(matrix, same_hash, block_rows) == 4
         # Equal rows share a hash (the precondition); unequal rows collide.
         two_groups = np.array([0, 0, 0, 1, 1, 1, 0], dtype=np.uint64)
-        assert _count_distinct(matrix, two_groups, block_rows) == 4
+        assert count_distinct(matrix, two_groups, block_rows) == 4
 
 
 def test_tiny_and_huge_vectors_keep_their_direction() -> None:
@@ -263,7 +268,7 @@ def test_k_comes_from_the_constructor_then_params_then_default() -> None:
     assert EmbeddingEvaluator().evaluate(with_k1).query_topk_recall == 0.0
     assert EmbeddingEvaluator(k=2).evaluate(with_k1).query_topk_recall == 1.0
     assert EmbeddingEvaluator().evaluate(Dataset(vectors=vectors)).settings == {"k": 5}
-    with pytest.raises(ValueError, match="k must be"):
+    with pytest.raises(ValueError, match="^k: must be >= 1, got 0$"):
         EmbeddingEvaluator(k=0)
 
 
@@ -323,16 +328,16 @@ def test_evaluator_does_not_depend_on_block_sizes(monkeypatch: pytest.MonkeyPatc
         ann_ids={f"q{j}": [ids[i] for i in rng.choice(120, 8)] for j in range(30)},
     )
     expected = EmbeddingEvaluator(k=6).evaluate(**inputs)
-    monkeypatch.setattr(embedding, "_BLOCK_ROWS", 7)
-    monkeypatch.setattr(embedding, "_BLOCK_QUERIES", 4)
-    monkeypatch.setattr(embedding, "_PAIRS_PER_SLICE", 3)
+    monkeypatch.setattr(vector_scan, "_BLOCK_ROWS", 7)
+    monkeypatch.setattr(vector_scan, "_BLOCK_QUERIES", 4)
+    monkeypatch.setattr(vector_scan, "_PAIRS_PER_SLICE", 3)
     blocked = EmbeddingEvaluator(k=6).evaluate(**inputs)
     assert blocked.values == pytest.approx(expected.values, abs=1e-12)
     assert blocked.values["query_topk_recall"] == expected.values["query_topk_recall"]
     assert blocked.values["ann_recall_at_k"] == expected.values["ann_recall_at_k"]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=budget(60), deadline=None)
 @given(
     vectors=hnp.arrays(np.float64, st.tuples(st.integers(1, 40), st.just(3)),
                        elements=st.sampled_from([-1.0, -0.5, 0.0, -0.0, 0.5, 1.0, 2.0])),

@@ -101,8 +101,9 @@ def _mapping(rows: list[int]) -> dict[str, np.ndarray]:
 @pytest.mark.parametrize("k", [1, 3, 50])
 def test_columnar_chunks_give_the_record_path_report(vectors: Any, k: int) -> None:
     columnar, records = _both(vectors, k, indexed_ids=["c0", "c1", "other"])
-    assert columnar.values["duplicate_vector_rate"] is not None
+    _assert_same(columnar, records)
     # The ties and duplicates are really there: they decide some top K.
+    assert columnar.values["duplicate_vector_rate"] is not None
     assert columnar.values["zero_norm_rate"] is not None
 
 
@@ -239,7 +240,8 @@ def test_a_non_finite_value_is_named_in_an_array(bad: tuple[int, int, float], me
     with pytest.raises(DatasetError) as info:
         EmbeddingEvaluator().evaluate(documents=DOCUMENTS, chunks=_plain_chunks(),
                                       chunk_vectors=vectors)
-    first = "chunk_vectors[1][1]: must be a finite number, got inf" if bad[2] == -np.inf else message
+    first = ("chunk_vectors[1][1]: must be a finite number, got inf" if bad[2] == -np.inf
+             else message)
     assert str(info.value) == f"<arguments>: {first}"
 
 

@@ -56,7 +56,8 @@ def test_none_without_inputs() -> None:
 
 
 def test_queries_without_run_entry() -> None:
-    raw = {"queries": [{"id": "q1", "reference_answer": "x"}, {"id": "q2", "reference_answer": "x"}],
+    raw = {"queries": [{"id": "q1", "reference_answer": "x"},
+                       {"id": "q2", "reference_answer": "x"}],
            "run": {"q2": {"answer": "x y", "latency_ms": 10, "cost_usd": 0.5, "total_tokens": 7}}}
     report = EndToEndEvaluator().evaluate(parse_dataset(raw))
     for values in report.per_query.values():

@@ -18,7 +18,12 @@ from pathlib import Path
 
 import pytest
 from error_cases import (
-    BASELINE_CASES, DATASET_CASES, GOOD_BASELINE, BaselineCase, DatasetCase, write_baseline,
+    BASELINE_CASES,
+    DATASET_CASES,
+    GOOD_BASELINE,
+    BaselineCase,
+    DatasetCase,
+    write_baseline,
 )
 
 from pytest_rag.cli import main
@@ -56,13 +61,13 @@ def test_allow_outside_paths_accepts_the_document(tmp_path: Path, case: DatasetC
 
 # -- usage errors -------------------------------------------------------------------------
 EVALUATE_USAGE = ("usage: pytest-rag evaluate [-h] [--run RUN] [--stage STAGE]\n"
-                  "                           [--format {table,json}] [--k K]\n"
-                  "                           [--size-limits MIN MAX]\n"
-                  "                           [--boundary-tolerance TOKENS]\n"
-                  "                           [--required-metadata KEY]\n"
+                  "                           [--format {table,json}] [--size-limits MIN MAX]\n"
+                  "                           [--boundary-tolerance CHARACTERS]\n"
+                  "                           [--required-metadata KEY] [--k K]\n"
+                  "                           [--relevance-from-evidence]\n"
                   "                           [--max-context-tokens TOKENS]\n"
-                  "                           [--abstain-phrase PHRASE]\n"
-                  "                           [--relevance-from-evidence] [--allow-outside-paths]\n"
+                  "                           [--abstain-phrase PHRASE] [--relevance-level N]\n"
+                  "                           [--allow-outside-paths]\n"
                   "                           FILE\n")
 DIFF_USAGE = ("usage: pytest-rag diff [-h] [--significance ALPHA] [--tolerance AMOUNT]\n"
               "                       [--relative-tolerance FRACTION]\n"
@@ -84,6 +89,15 @@ USAGE_CASES = [
                  "argument --k: must be >= 1, got 0\n", id="k-zero"),
     pytest.param(["evaluate", "{gold}", "--k", "2.5"], EVALUATE_USAGE + "pytest-rag evaluate: "
                  "error: argument --k: expected a whole number, got '2.5'\n", id="k-not-whole"),
+    pytest.param(["evaluate", "{gold}", "--size-limits", "5", "3"], EVALUATE_USAGE + "pytest-rag "
+                 "evaluate: error: argument --size-limits: min 5 is greater than max 3\n",
+                 id="size-limits-min-over-max"),
+    pytest.param(["evaluate", "{gold}", "--size-limits", "5", "x"], EVALUATE_USAGE + "pytest-rag "
+                 "evaluate: error: argument --size-limits: MAX: expected a whole number, got 'x'\n",
+                 id="size-limits-not-whole"),
+    pytest.param(["evaluate", "{gold}", "--relevance-level", "0"], EVALUATE_USAGE + "pytest-rag "
+                 "evaluate: error: argument --relevance-level: must be >= 1, got 0\n",
+                 id="relevance-level-zero"),
     pytest.param(["evaluate", "{gold}", "--stage", "retreival"], EVALUATE_USAGE + "pytest-rag "
                  "evaluate: error: argument --stage: invalid choice: 'retreival' " + STAGE_CHOICES
                  + "\n", id="unknown-stage"),

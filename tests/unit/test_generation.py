@@ -187,7 +187,8 @@ def test_context_chunk_text_is_the_document_slice() -> None:
 
 
 def test_unknown_context_chunk_is_an_error() -> None:
-    with pytest.raises(DatasetError, match=r"^<arguments>: context_ids\['q1'\]\[1\].*unknown chunk 'c9'"):
+    with pytest.raises(DatasetError, match=r"^<arguments>: context_ids\['q1'\]\[1\].*"
+                                           r"unknown chunk 'c9'"):
         evaluate(**context_inputs(answer={"q1": "x"}, context_ids={"q1": ["c1", "c9"]}))
 
 

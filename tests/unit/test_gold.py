@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from pytest_rag.compare.gold import gold_change, mean_over
 from pytest_rag.compare.records import StageRecord
 from pytest_rag.dataset.model import Document, EvidenceSpan, Query, documents_fingerprint
+from pytest_rag.registry import STAGES
 
 QUERY = Query("q1", "Who?", {"a": 2, "b": 1}, (EvidenceSpan("d", 0, 5),), ("Ann",))
 
@@ -102,3 +106,57 @@ def test_a_gold_with_no_query_left_unchanged_compares_nothing_that_reads_queries
     baseline = Baseline().updated([before], REGISTRY, Tolerances())
     [diff] = compare_record(after, baseline, REGISTRY, Tolerances())
     assert diff.status == "gold changed"
+
+
+def test_a_stage_fingerprint_follows_only_the_gold_that_stage_reads() -> None:
+    from pytest_rag.compare.gold import gold_fingerprints
+    from pytest_rag.dataset.model import Dataset
+
+    edits = {"reference_answers": ("x",), "required_facts": ("f",), "answerable": False,
+             "question": "other", "expected_citations": ("d",)}
+    before = Dataset(queries=(QUERY,))
+    for change in edits.items():
+        after = Dataset(queries=(dataclasses.replace(QUERY, **dict([change])),))
+        assert gold_fingerprints(after, "retrieval") == gold_fingerprints(before, "retrieval")
+    relevant = Dataset(queries=(dataclasses.replace(QUERY, relevant={"other": 1}),))
+    assert gold_fingerprints(relevant, "retrieval") != gold_fingerprints(before, "retrieval")
+    assert gold_fingerprints(relevant, "generation") == gold_fingerprints(before, "generation")
+    answers = Dataset(queries=(dataclasses.replace(QUERY, reference_answers=("x",)),))
+    assert gold_fingerprints(answers, "generation") != gold_fingerprints(before, "generation")
+    # Never a digest of all the gold: an old entry's digest is told apart from a stage's.
+    assert QUERY.fingerprint not in gold_fingerprints(before, "generation").values()
+
+
+def test_an_entry_of_whole_gold_digests_is_unchanged_while_the_gold_is() -> None:
+    """Entries written before the per-stage fingerprints hold a digest of all the gold."""
+    from pytest_rag.compare.gold import gold_fingerprints, whole_gold_fingerprints
+    from pytest_rag.dataset.model import Dataset
+
+    def record_of(dataset: Dataset) -> StageRecord:
+        return StageRecord("t::t", "retrieval", {}, gold=gold_fingerprints(dataset, "retrieval"),
+                           whole_gold=whole_gold_fingerprints(dataset))
+
+    old = {"queries": {"q1": QUERY.fingerprint}}
+    change = gold_change(old, record_of(Dataset(queries=(QUERY,))))
+    assert change is not None and not change.changed and change.same == {"q1"}
+    answered = Dataset(queries=(dataclasses.replace(QUERY, reference_answers=("x",)),))
+    change = gold_change(old, record_of(answered))  # which field moved is not known: edited
+    assert change is not None and change.edited == ("q1",) and not change.same
+
+
+EDITS = {"question": "Whom?", "relevant": {"a": 1}, "expected_evidence": (EvidenceSpan("d", 1, 5),),
+         "reference_answers": ("Bob",), "required_facts": ("fact",),
+         "expected_citations": ("d",), "answerable": False}
+
+
+@given(st.sets(st.sampled_from(sorted(EDITS))), st.sampled_from(STAGES))
+def test_a_stage_fingerprint_changes_exactly_when_a_field_it_reads_is_edited(
+        edited: set[str], stage: str) -> None:
+    from pytest_rag.compare.gold import gold_fingerprints
+    from pytest_rag.dataset.fields import gold_attributes
+    from pytest_rag.dataset.model import Dataset
+
+    after = dataclasses.replace(QUERY, **{name: EDITS[name] for name in edited})
+    changed = (gold_fingerprints(Dataset(queries=(after,)), stage)
+               != gold_fingerprints(Dataset(queries=(QUERY,)), stage))
+    assert changed == bool(edited & set(gold_attributes(stage)))

@@ -202,7 +202,7 @@ def test_chunk_sizes_with_the_size_limits() -> None:
                                  details=details)
     scorecard = build_scorecard([record], {}, {}, REGISTRY)
     text = render_html(scorecard, _details(scorecard, record))
-    section = text[text.index('id="chunk-sizes"'):text.index('id="sweeps"')]
+    section = text[text.index('id="chunk-sizes"'):text.index('id="drill-down"')]
     outside = sum(1 for size in sizes if not 5 <= size <= 12)
     assert f"{outside} outside [5, 12]" in section
     assert (3 - outside) / 3 == report["size_compliance"]
@@ -222,7 +222,7 @@ def test_a_limit_far_from_every_size_is_named_not_drawn(limits: tuple[int, int],
                                  details=build_details(report))
     scorecard = build_scorecard([record], {}, {}, REGISTRY)
     section = render_html(scorecard, _details(scorecard, record))
-    section = section[section.index('id="chunk-sizes"'):section.index('id="sweeps"')]
+    section = section[section.index('id="chunk-sizes"'):section.index('id="drill-down"')]
     assert shown in section and "a limit far from every size is not drawn" in section
     labels = [t.text for svg in svgs(section) for t in svg.iter("text")]
     assert f"min {limits[0]}" in labels and not any(label.startswith("max") for label in labels)
@@ -242,13 +242,21 @@ def test_sweep_table_marks_the_best_variant() -> None:
                for name, recall, latency in (("small", 0.7, 10.0), ("large", 0.9, 20.0))]
     scorecard = build_scorecard(records, {}, {}, REGISTRY)
     text = render_html(scorecard)
-    section = text[text.index('id="sweeps"'):text.index('id="drill-down"')]
+    # The sweeps come first, right after the summary.
+    assert text.index('id="summary"') < text.index('id="sweeps"') < text.index('id="metrics"')
+    section = text[text.index('id="sweeps"'):text.index('id="metrics"')]
     best = re.findall(r'<td class="num best"[^>]*data-key="([^"]+)"[^>]*>([^<]+)</td>', section)
-    assert best == [("recall_at_k", "0.900 ★"), ("p95_latency_ms", "10.000 ★")]
+    # The objective (recall, the only comparable quality metric) and its column; latency
+    # is a cost: shown, never starred.
+    assert best == [("retrieval.recall_at_k", "0.900 ★"), ("recall_at_k", "0.900 ★")]
     page = Page(text)
     sweep = [n for n in page.numbers if n.get("data-field") == "sweep"]
     assert {(n["data-variant"], n["data-key"]) for n in sweep} == {
-        (v, k) for v in ("small", "large") for k in ("recall_at_k", "p95_latency_ms")}
+        (v, "recall_at_k") for v in ("small", "large")}
+    costs = [n for n in page.numbers if n.get("data-field") == "sweep-cost"]
+    assert {(n["data-variant"], n["data-key"]) for n in costs} == {
+        (v, "retrieval.p95_latency_ms") for v in ("small", "large")}
+    assert "recommended: large" in page.text
     assert mismatches(scorecard.to_json(), page) == []
 
 

@@ -21,8 +21,9 @@ def test_import_pytest_rag_does_not_import_numpy() -> None:
 
 
 def test_core_never_imports_pytest() -> None:
-    code = ("import sys, pytest_rag, pytest_rag.stages.evaluate, pytest_rag.dataset.loading, pytest_rag.cli, "
-            "pytest_rag.reports.tables, pytest_rag.reports.drilldown, pytest_rag.reports.html, pytest_rag.reports.svg; "
+    code = ("import sys, pytest_rag, pytest_rag.stages.evaluate, pytest_rag.dataset.loading, "
+            "pytest_rag.cli, pytest_rag.reports.tables, pytest_rag.reports.drilldown, "
+            "pytest_rag.reports.html, pytest_rag.reports.svg; "
             "d = pytest_rag.load_dataset; "
             "print(sorted(m for m in sys.modules if m == 'pytest' or m.startswith('_pytest')))")
     assert _run(code) == "[]"
@@ -39,7 +40,8 @@ def test_unknown_attribute_is_an_attribute_error() -> None:
 
 
 def test_the_html_report_modules_do_not_import_numpy() -> None:
-    code = ("import sys, pytest_rag.reports.drilldown, pytest_rag.reports.html, pytest_rag.reports.svg; "
+    code = ("import sys, pytest_rag.reports.drilldown, pytest_rag.reports.html, "
+            "pytest_rag.reports.svg; "
             "print('numpy' in sys.modules)")
     assert _run(code) == "False"
 

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import budget
 
 from pytest_rag.dataset.arguments import ALL_INPUTS, GOLD_QUERY_INPUTS, RUN_INPUTS, resolve_inputs
 from pytest_rag.dataset.model import Chunk, Dataset, Document, EvidenceSpan, Query, RunEntry
@@ -251,7 +252,8 @@ ARGUMENT_ERRORS = [
     ({"retrieval_latency_ms": {"q1": -1}}, "retrieval_latency_ms['q1']: must be >= 0, got -1"),
     ({"latency_ms": {"q1": float("nan")}}, "latency_ms['q1']: must be a finite number, got nan"),
     ({"cost_usd": {"q1": float("inf")}}, "cost_usd['q1']: must be a finite number, got inf"),
-    ({"total_tokens": {"q1": "many"}}, "total_tokens['q1']: expected a number, got a string 'many'"),
+    ({"total_tokens": {"q1": "many"}},
+     "total_tokens['q1']: expected a number, got a string 'many'"),
     ({"query_vector": {"q1": [1.0, float("nan")]}},
      "query_vector['q1'][1]: must be a finite number, got nan"),
     ({"query_vector": {"q1": []}}, "query_vector['q1']: a vector must have at least one dimension"),
@@ -265,7 +267,8 @@ ARGUMENT_ERRORS = [
      "verified_claims['q1'][0]: missing required key 'supported'"),
     ({"verified_claims": {"q1": [{"claim": "x", "supported": True, "extra": 1}]}},
      "verified_claims['q1'][0].extra: unknown key"),
-    ({"documents": [{"id": "d", "txt": "x"}]}, "documents[0].txt: unknown key (did you mean 'text'?)"),
+    ({"documents": [{"id": "d", "txt": "x"}]},
+     "documents[0].txt: unknown key (did you mean 'text'?)"),
     ({"documents": [{"id": "d", "text": "x"}, {"id": "d", "text": "y"}]},
      "documents[1].id: duplicate document id 'd'"),
     ({"documents": {"d": 5}}, "documents[0].text: expected a string, got a number 5"),
@@ -286,7 +289,8 @@ ARGUMENT_ERRORS = [
      "answer['q2']: query 'q2' is not in the dataset"),
     ({"chunk_vectors": {"a": [1.0], "b": [1.0, 2.0]}},
      "chunk_vectors.b: has 2 dimensions, chunk_vectors.a has 1"),
-    ({"chunk_vectors": {"a": [1.0, "x"]}}, "chunk_vectors.a[1]: expected a number, got a string 'x'"),
+    ({"chunk_vectors": {"a": [1.0, "x"]}},
+     "chunk_vectors.a[1]: expected a number, got a string 'x'"),
     ({"chunk_vectors": np.ones((2, 2))},
      "chunk_vectors: an array of 2 rows needs one row per chunk; there are 0 chunks (or pass "
      "a mapping of chunk id to vector)"),
@@ -342,7 +346,8 @@ def test_unknown_setting_of_evaluate_dataset_suggests_the_closest() -> None:
 
 def test_dataset_must_be_a_dataset() -> None:
     with pytest.raises(TypeError, match=r"^dataset must be a pytest_rag.Dataset \(read a file "
-                                        r"with pytest_rag.load_dataset\(path\)\) or None, got str$"):
+                                        r"with pytest_rag.load_dataset\(path\)\) "
+                                        r"or None, got str$"):
         RetrievalEvaluator().evaluate("gold.yaml")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match=r"got dict$"):
         resolve_inputs({"queries": []}, {})  # type: ignore[arg-type]
@@ -380,8 +385,10 @@ def test_retrieval_from_keywords_only() -> None:
 
 def test_retrieval_error_names_the_argument() -> None:
     with pytest.raises(DatasetError) as info:
-        RetrievalEvaluator().evaluate(retrieved_ids={"q1": ["c1", "c2", 7]}, relevant={"q1": ["c1"]})
-    assert str(info.value) == "<arguments>: retrieved_ids['q1'][2]: expected a string, got a number 7"
+        RetrievalEvaluator().evaluate(retrieved_ids={"q1": ["c1", "c2", 7]},
+                                      relevant={"q1": ["c1"]})
+    assert str(info.value) == ("<arguments>: retrieved_ids['q1'][2]: "
+                               "expected a string, got a number 7")
     assert info.value.place == "retrieved_ids['q1'][2]"
 
 
@@ -418,7 +425,7 @@ def odd_inputs(draw: st.DrawFn) -> dict[str, Any]:
     return inputs
 
 
-@settings(max_examples=400, derandomize=True, deadline=None)
+@settings(max_examples=budget(400), derandomize=True, deadline=None)
 @given(odd_inputs(), st.booleans())
 def test_odd_inputs_give_a_dataset_error_or_a_dataset(inputs: dict[str, Any],
                                                       with_gold: bool) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import budget
 
 from pytest_rag.text.intervals import containing, intersection_sizes, touching_count, union_sizes
 
@@ -26,7 +27,7 @@ def _sets(items: list[tuple[tuple[int, int], int]], groups: int) -> list[set[int
     return sets
 
 
-@settings(max_examples=200, derandomize=True, deadline=None)
+@settings(max_examples=budget(200), derandomize=True, deadline=None)
 @given(grouped, grouped)
 def test_union_and_intersection_match_sets(a: list, b: list) -> None:
     groups = 4
@@ -39,7 +40,7 @@ def test_union_and_intersection_match_sets(a: list, b: list) -> None:
     assert union_sizes(*_arrays(a), groups).tolist() == [len(s) for s in sets_a]
 
 
-@settings(max_examples=200, derandomize=True, deadline=None)
+@settings(max_examples=budget(200), derandomize=True, deadline=None)
 @given(st.lists(interval, max_size=15), st.lists(interval, max_size=15))
 def test_containing_and_touching_match_sets(outer: list, inner: list) -> None:
     o_lo = np.array([i[0] for i in outer], dtype=np.int64)

@@ -3,7 +3,8 @@
 Layers, bottom to top (README "Development" has the map)::
 
     errors, registry,     the exception type, the metric vocabulary, how untrusted
-    escaping, atomic      text is written to a terminal and to Markdown, atomic writes
+    escaping, atomic,     text is written to a terminal and to Markdown, atomic writes,
+    settings              the table of settings
     text                  tokens, words, intervals, Markdown blocks, locating text
     dataset               the format: model, parser, loading, keyword inputs
     kernels               numpy arithmetic of the metrics
@@ -33,7 +34,7 @@ PACKAGE = Path(pytest_rag.__file__).parent
 
 #: Layer rank of each top-level module or folder of the package.
 RANKS: dict[str, int] = {
-    "errors": 0, "registry": 0, "escaping": 0, "atomic": 0, "formatting": 0,
+    "errors": 0, "registry": 0, "escaping": 0, "atomic": 0, "formatting": 0, "settings": 0,
     "text": 1,
     "dataset": 2,
     "kernels": 3,

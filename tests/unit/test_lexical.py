@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import random
 import re
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -12,7 +13,7 @@ import pytest
 
 from pytest_rag.dataset.model import Dataset, Document
 from pytest_rag.dataset.parser import parse_dataset
-from pytest_rag.kernels import lexical
+from pytest_rag.kernels import cohesion, int_keys, lexical, lexical_sets
 from pytest_rag.kernels.positions import positions_of
 from pytest_rag.stages import chunking
 
@@ -32,7 +33,8 @@ def _dataset(seed: int) -> object:
     documents = {f"d{i}": _text(rng, rng.randint(0, 40)) for i in range(rng.randint(1, 5))}
     chunks = []
     for doc_id, text in documents.items():
-        for c in range(rng.randint(0, 6)):
+        # The first document always has a chunk: every seed compares something.
+        for c in range(rng.randint(1 if doc_id == "d0" else 0, 6)):
             start = rng.randint(0, len(text))
             end = rng.randint(start, min(len(text), start + 60))
             chunks.append({"id": f"{doc_id}#{c}", "doc_id": doc_id, "start": start, "end": end})
@@ -43,12 +45,10 @@ def _dataset(seed: int) -> object:
 
 def _both(dataset: object) -> tuple[dict[str, float | None] | None, dict[str, float | None]]:
     positions = positions_of(dataset)
-    if not dataset.chunks:  # type: ignore[attr-defined]
-        pytest.skip("no chunk")
     scope = np.unique(positions.chunk_doc)
     pairs = chunking._neighbour_pairs(positions.chunk_doc)
     return (lexical.lexical_metrics(dataset, scope, pairs),  # type: ignore[arg-type]
-            chunking._lexical_metrics_sets(dataset, scope, pairs))  # type: ignore[arg-type]
+            lexical_sets.lexical_metrics_sets(dataset, scope, pairs))  # type: ignore[arg-type]
 
 
 def _close(new: dict[str, float | None] | None, old: dict[str, float | None]) -> None:
@@ -63,19 +63,13 @@ def _close(new: dict[str, float | None] | None, old: dict[str, float | None]) ->
 
 @pytest.mark.parametrize("seed", range(60))
 def test_integer_ids_match_python_sets(seed: int) -> None:
-    dataset = _dataset(seed)
-    if not dataset.chunks:  # type: ignore[attr-defined]
-        return
-    _close(*_both(dataset))
+    _close(*_both(_dataset(seed)))
 
 
 @pytest.mark.parametrize("seed", range(10))
 def test_small_blocks_match_python_sets(monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
     monkeypatch.setattr(lexical, "BLOCK_CHARS", 16)  # a block per document or two
-    dataset = _dataset(seed)
-    if not dataset.chunks:  # type: ignore[attr-defined]
-        return
-    _close(*_both(dataset))
+    _close(*_both(_dataset(seed)))
 
 
 @pytest.mark.parametrize("seed", range(10))
@@ -85,10 +79,7 @@ def test_hash_collisions_fall_back_to_strings(monkeypatch: pytest.MonkeyPatch,
     # "ab" and "ba" collide; the check must catch it and give exact ids.
     monkeypatch.setattr(lexical, "_BASE", 1)
     monkeypatch.setattr(lexical, "_INVERSE", 1)
-    dataset = _dataset(seed)
-    if not dataset.chunks:  # type: ignore[attr-defined]
-        return
-    _close(*_both(dataset))
+    _close(*_both(_dataset(seed)))
 
 
 def test_anagrams_are_different_words_even_when_their_hashes_collide(
@@ -176,8 +167,8 @@ def test_a_sweep_through_the_evaluator_joins_each_block_once(monkeypatch: pytest
 @pytest.mark.parametrize("divisor", [1, 2, 3, 8, 12, 1 << 20, (1 << 20) + 1])
 def test_key_splitting_by_shift_or_division(divisor: int) -> None:
     values = np.array([0, 1, 7, 8, 9, 1 << 40, (1 << 61) + 5], dtype=np.int64)
-    assert (lexical._divide(values, divisor) == values // divisor).all()
-    assert (lexical._remainder(values, divisor) == values % divisor).all()
+    assert (int_keys.divide(values, divisor) == values // divisor).all()
+    assert (int_keys.remainder(values, divisor) == values % divisor).all()
 
 
 @pytest.mark.parametrize("seed", range(30))
@@ -186,6 +177,7 @@ def test_32_and_64_bit_keys_give_the_same_values(monkeypatch: pytest.MonkeyPatch
     """Keys are 32-bit where they fit; forced to 64 bits, every value is the same."""
     narrow, _ = _both(_dataset(seed))
     monkeypatch.setattr(lexical, "_KEYS_32", 0)
+    monkeypatch.setattr(cohesion, "_KEYS_32", 0)
     wide, old = _both(_dataset(seed))
     assert narrow == wide
     _close(wide, old)
@@ -269,3 +261,56 @@ def test_hash_powers_grow_and_keep_their_values() -> None:
     assert (long_power[:1000] == lexical._powers(1000, lexical._BASE)).all()
     assert (long_power * long_inverse == 1).all()  # inverses modulo 2**64
     assert powers.upto(10)[0] is long_power  # no shrinking, no recomputing
+
+
+def _whole_documents(seed: int) -> object:
+    """Documents of many sentences, some left whole as one chunk (many sentence pairs)."""
+    rng = random.Random(seed)
+    documents = {f"d{i}": _text(rng, rng.randint(0, 120)) for i in range(rng.randint(1, 4))}
+    chunks = []
+    for doc_id, text in documents.items():
+        inner = (rng.randint(0, len(text)) for _ in range(rng.randint(0, 3)))
+        cuts = sorted({0, len(text), *inner})
+        chunks += [{"id": f"{doc_id}#{i}", "doc_id": doc_id, "start": a, "end": b}
+                   for i, (a, b) in enumerate(pairwise(cuts))]
+    return parse_dataset({"documents": [{"id": d, "text": t} for d, t in documents.items()],
+                          "chunks": chunks})
+
+
+@pytest.mark.parametrize("budget", [1, 5, 40])
+@pytest.mark.parametrize("seed", range(25))
+def test_cohesion_is_the_same_whatever_the_pair_budget(monkeypatch: pytest.MonkeyPatch,
+                                                        seed: int, budget: int) -> None:
+    """Runs of chunks and blocks of a chunk's parts sum each chunk's pairs in the
+    same order as one pass: the values are identical, bit for bit."""
+    for make in (_dataset, _whole_documents):
+        whole, _ = _both(make(seed))
+        monkeypatch.setattr(cohesion, "PAIR_BUDGET", budget)
+        split, _ = _both(make(seed))
+        monkeypatch.setattr(cohesion, "PAIR_BUDGET", 1 << 20)
+        assert split == whole
+
+
+def test_one_long_chunk_makes_at_most_the_budget_of_pair_keys_at_once(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """3,000 sentences sharing one word, in one chunk: 4.5 million sentence pairs.
+    No array of pairs is ever longer than the budget (a single pass made all of
+    them at once: 400 MB per sentence pair key array at 11,000 sentences)."""
+    text = " ".join(f"the w{i} x{i % 7}." for i in range(3_000))
+    dataset = parse_dataset({"documents": [{"id": "d", "text": text}],
+                             "chunks": [{"id": "c", "doc_id": "d", "start": 0, "end": len(text)}]})
+    longest: list[int] = []
+    real_ranges = cohesion.ranges
+
+    def counted(starts: Any, lengths: Any) -> Any:
+        found = real_ranges(starts, lengths)
+        longest.append(found.shape[0])
+        return found
+
+    monkeypatch.setattr(cohesion, "PAIR_BUDGET", 1 << 16)
+    monkeypatch.setattr(cohesion, "ranges", counted)
+    values = chunking.ChunkEvaluator().evaluate(dataset).values
+    assert max(longest) <= 1 << 16
+    assert sum(longest) >= 3_000 * 2_999 // 2  # every pair was made, a budget at a time
+    monkeypatch.setattr(cohesion, "PAIR_BUDGET", 1 << 30)  # one pass
+    assert chunking.ChunkEvaluator().evaluate(dataset).values == values

@@ -16,7 +16,14 @@ import yaml
 
 from pytest_rag.dataset.loading import load_dataset
 from pytest_rag.dataset.model import (
-    Chunk, Claim, Dataset, Document, EvidenceSpan, Params, Query, RunEntry,
+    Chunk,
+    Claim,
+    Dataset,
+    Document,
+    EvidenceSpan,
+    Params,
+    Query,
+    RunEntry,
 )
 from pytest_rag.dataset.parser import FORMAT_ID, parse_dataset
 from pytest_rag.errors import DatasetError
@@ -189,7 +196,8 @@ def test_empty_yaml_file_is_an_empty_dataset(tmp_path: Path, text: str) -> None:
     path.write_text(text)
     dataset = load_dataset(path)
     assert dataset == Dataset(source=str(path))
-    assert (dataset.documents, dataset.chunks, dataset.queries, dict(dataset.run)) == ((), (), (), {})
+    assert ((dataset.documents, dataset.chunks, dataset.queries, dict(dataset.run))
+            == ((), (), (), {}))
     assert dataset.vectors is None and dataset.expected is None and dataset.params == Params()
 
 
@@ -239,7 +247,8 @@ def test_empty_lists_are_the_same_as_absent_ones() -> None:
 
 
 def test_ids_are_any_non_empty_strings() -> None:
-    data = {"documents": [{"id": "2024-01-01", "text": "x"}, {"id": "-803302492_842~v2", "text": "y"}],
+    data = {"documents": [{"id": "2024-01-01", "text": "x"},
+                          {"id": "-803302492_842~v2", "text": "y"}],
             "queries": [{"id": "123"}, {"id": " spaced id "}]}
     dataset = parse_dataset(data)
     assert [doc.id for doc in dataset.documents] == ["2024-01-01", "-803302492_842~v2"]
@@ -363,7 +372,8 @@ def test_offsets_at_the_bounds_are_valid() -> None:
                        {"id": "c1", "doc_id": "d", "start": 3, "end": 3},
                        {"id": "c2", "doc_id": "d", "start": 0, "end": 3},
                        {"id": "c3", "doc_id": "e", "start": 0, "end": 0}]}
-    assert [(c.start, c.end) for c in parse_dataset(data).chunks] == [(0, 0), (3, 3), (0, 3), (0, 0)]
+    assert ([(c.start, c.end) for c in parse_dataset(data).chunks]
+            == [(0, 0), (3, 3), (0, 3), (0, 0)])
 
 
 def test_chunk_text_is_ignored_when_offsets_are_given() -> None:

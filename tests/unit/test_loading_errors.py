@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import budget
 
 from pytest_rag.dataset.loading import load_dataset
 from pytest_rag.dataset.model import Dataset
@@ -817,7 +818,7 @@ def check_invariants(dataset: Dataset) -> None:
             assert value is None or (math.isfinite(value) and value >= 0)
 
 
-@settings(max_examples=300, derandomize=True, deadline=None,
+@settings(max_examples=budget(300), derandomize=True, deadline=None,
           suppress_health_check=[HealthCheck.too_slow])
 @given(mutated_datasets())
 def test_malformed_input_gives_a_dataset_error_or_a_valid_dataset(data: Any) -> None:
@@ -854,7 +855,7 @@ YAML_PIECES = ["a", "b", "1", "-1", ".5", "x y", "2024-01-01", "2024-13-45", "20
                "  ", "'", '"', "#", "|", ">", "%", "@", "`", "\t", "---\n", "...\n", "\x00"]
 
 
-@settings(max_examples=500, derandomize=True, deadline=None)
+@settings(max_examples=budget(500), derandomize=True, deadline=None)
 @given(st.lists(st.sampled_from(YAML_PIECES), max_size=25).map("".join))
 def test_arbitrary_yaml_text_gives_a_dataset_error_or_a_dataset(text: str) -> None:
     from pytest_rag.dataset.safe_yaml import load_yaml

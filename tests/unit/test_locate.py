@@ -13,6 +13,7 @@ import re
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import budget
 
 from pytest_rag.text.locate import locate, nearest_text
 
@@ -116,13 +117,13 @@ def reference(text: str, needle: str, search_from: int = 0) -> tuple[int, int] |
 TEXTS = st.text(alphabet=st.sampled_from("ab \t\n\u00a0."), max_size=14)
 
 
-@settings(max_examples=500, derandomize=True, deadline=None)
+@settings(max_examples=budget(500), derandomize=True, deadline=None)
 @given(TEXTS, TEXTS.filter(bool), st.integers(0, 15))
 def test_locate_agrees_with_the_reference(text: str, needle: str, search_from: int) -> None:
     assert locate(text, needle, search_from) == reference(text, needle, search_from)
 
 
-@settings(max_examples=300, derandomize=True, deadline=None)
+@settings(max_examples=budget(300), derandomize=True, deadline=None)
 @given(st.lists(st.text(alphabet="abc.*", min_size=1, max_size=3), min_size=1, max_size=4),
        st.lists(st.text(alphabet=" \t\n", min_size=1, max_size=3), min_size=4, max_size=4),
        st.lists(st.text(alphabet=" \t\n", min_size=1, max_size=3), min_size=4, max_size=4))
@@ -162,7 +163,7 @@ _PIECES = st.lists(st.sampled_from(["a", "b", "ab", " ", "  ", "\n", "\t", "\u00
                  max_size=20).map("".join)
 
 
-@settings(max_examples=3000)
+@settings(max_examples=budget(3000))
 @given(text=_PIECES, needle=_PIECES.filter(bool), data=st.data())
 def test_the_same_span_as_the_regular_expression(text: str, needle: str,
                                                  data: st.DataObject) -> None:
@@ -170,7 +171,7 @@ def test_the_same_span_as_the_regular_expression(text: str, needle: str,
     assert locate(text, needle, search_from) == regex_locate(text, needle, search_from)
 
 
-@settings(max_examples=500)
+@settings(max_examples=budget(500))
 @given(words=st.lists(st.sampled_from(["a", "b", "ab", "ba"]), min_size=1, max_size=12),
        data=st.data())
 def test_a_needle_cut_from_the_text_with_other_whitespace_is_found(words: list[str],
@@ -207,3 +208,44 @@ def test_nearest_text_tells_the_truth(text: str, needle: str) -> None:
     part = needle[:count] if match.group(1) == "first" else needle[len(needle) - count:]
     found = locate(text, part)
     assert found is not None and found[0] == start
+
+
+# -- first occurrences of many needles ---------------------------------------------------
+
+from hypothesis import given as _given  # noqa: E402
+from hypothesis import settings as _settings  # noqa: E402
+from hypothesis import strategies as _st  # noqa: E402
+
+from pytest_rag.text import occurrences  # noqa: E402
+from pytest_rag.text.occurrences import WINDOW, FirstOccurrences  # noqa: E402
+
+
+@_settings(max_examples=200, deadline=None)
+@_given(_st.text(alphabet="ab \u00e9\U0001f600", max_size=300),
+        _st.lists(_st.tuples(_st.integers(0, 300), _st.integers(0, 120),
+                             _st.text(alphabet="ab", max_size=3)), max_size=8),
+        _st.integers(1, 4))
+def test_first_occurrences_equal_str_find(text: str, cuts: list[tuple[int, int, str]],
+                                          checks: int) -> None:
+    """Needles taken from the text (some changed at the end), on texts that repeat
+    themselves; few checks, so that the str.find fallback is taken too."""
+    old = occurrences.CHECKS
+    occurrences.CHECKS = checks
+    try:
+        index = FirstOccurrences(text)
+        for start, length, tail in cuts:
+            needle = text[start:start + WINDOW + length] + tail
+            assert index.find(needle) == text.find(needle), needle
+    finally:
+        occurrences.CHECKS = old
+
+
+def test_first_occurrences_check_one_candidate_per_distinct_needle() -> None:
+    """Chunks of a long text that does not repeat: each is found at its first
+    candidate, so the work is one comparison per needle, not a scan of the text."""
+    words = [f"w{i * 7919 % 100003}" for i in range(40_000)]
+    text = " ".join(words)
+    needles = [" ".join(words[i:i + 50]) for i in range(0, len(words), 50)]
+    index = FirstOccurrences(text)
+    assert [index.find(needle) for needle in needles] == [text.find(n) for n in needles]
+    assert index.checked == len(needles)

@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_rag.dataset.parser import _too_deep
+from pytest_rag.dataset.values import _too_deep
 
 _SCALARS = st.one_of(st.none(), st.integers(), st.text(max_size=3))
 _VALUES = st.recursive(_SCALARS, lambda inner: st.one_of(

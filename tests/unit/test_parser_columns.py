@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import budget
 from test_loading_errors import BASE, CASES, changed
 
 from pytest_rag.dataset import columns
@@ -131,10 +132,12 @@ def test_every_rule_gives_the_same_message_on_both_paths(path: tuple[Any, ...], 
 
 
 DEEP_DEFECTS = [
-    (("queries", 37, "answerable"), 1, "queries[37].answerable: expected true or false, got a number 1"),
+    (("queries", 37, "answerable"), 1,
+     "queries[37].answerable: expected true or false, got a number 1"),
     (("queries", 37, "question"), 5, "queries[37].question: expected a string, got a number 5"),
     (("queries", 37, "relevant"), {"a#0": 101},
-     "queries[37].relevant['a#0']: a grade must be <= 100 (its nDCG gain is 2**grade - 1), got 101"),
+     "queries[37].relevant['a#0']: a grade must be <= 100 (its nDCG gain is 2**grade - 1), "
+     "got 101"),
     (("queries", 37, "relevant"), {"a#0": True},
      "queries[37].relevant['a#0']: expected a whole number, got a boolean True"),
     (("queries", 37, "reference_answer"), ["x", 3],
@@ -156,7 +159,8 @@ DEEP_DEFECTS = [
      "run.q37.total_tokens: must be a finite number, got 100000000000000000..."
      "0000000000000000000"),
     (("run", "q37", "cost_usd"), True, "run.q37.cost_usd: expected a number, got a boolean True"),
-    (("run", "q37", "abstained"), "no", "run.q37.abstained: expected true or false, got a string 'no'"),
+    (("run", "q37", "abstained"), "no",
+     "run.q37.abstained: expected true or false, got a string 'no'"),
     (("run", "q37", "answer"), ["x"], "run.q37.answer: expected a string, got a list ['x']"),
     (("run", "q37", "verified_claims", 0, "supported"), None,
      "run.q37.verified_claims[0]: missing required key 'supported'"),
@@ -192,7 +196,8 @@ def test_the_first_defect_in_file_order_is_named_not_the_first_column() -> None:
     message = both(data)
     assert message == "gold.json: queries[10].expected_evidence[0].start: must be >= 0, got -1"
     del data["queries"][10]["expected_evidence"]
-    assert both(data) == "gold.json: queries[20].answerable: expected true or false, got a string 'yes'"
+    assert both(data) == ("gold.json: queries[20].answerable: "
+                          "expected true or false, got a string 'yes'")
     data["queries"][20]["answerable"] = None
     assert both(data) == "gold.json: run.q11.answer: expected a string, got a number 1"
 
@@ -218,7 +223,7 @@ _FIELDS = {"queries": ["id", "question", "relevant", "expected_evidence", "refer
                    "latency_ms", "cost_usd", "total_tokens", "extra"]}
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=budget(400), deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["queries", "run"]), st.integers(0, 11),
                           st.integers(0, 13), st.sampled_from(range(len(_DEFECTS)))),
                 min_size=1, max_size=3))
@@ -287,7 +292,7 @@ def _objects(value: Any) -> int:
     return 0
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=budget(60), deadline=None)
 @given(st.integers(0, 10**6))
 def test_a_repeated_key_anywhere_is_refused_with_its_place(target: int) -> None:
     import tempfile

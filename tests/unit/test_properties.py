@@ -22,6 +22,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import budget
 
 import pytest_rag
 from pytest_rag.registry import MetricSpec, need_alternatives
@@ -40,7 +41,7 @@ PHASES = tuple(Phase) if os.environ.get("PYTEST_RAG_SHRINK") else (Phase.explici
 
 def examples(count: int) -> settings:
     """Deterministic settings: derandomized, no database, no deadline."""
-    return settings(max_examples=count, derandomize=True, deadline=None, database=None,
+    return settings(max_examples=budget(count), derandomize=True, deadline=None, database=None,
                     phases=PHASES,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 

@@ -24,7 +24,8 @@ def test_reordering_only_preserves_the_candidate_set_without_gold() -> None:
     report = RerankingEvaluator().evaluate(retrieved_ids={"q": ["a", "b", "b"]},
                                            reranked_ids={"q": ["b", "a"]})
     assert report.candidate_set_preservation_rate == 1.0
-    assert report.values["ndcg_gain"] is None and report.values["first_relevant_rank_change"] is None
+    assert (report.values["ndcg_gain"] is None
+            and report.values["first_relevant_rank_change"] is None)
 
 
 def test_rank_change_is_none_when_either_list_misses_every_relevant_id() -> None:

@@ -113,10 +113,16 @@ def test_latency_percentiles_interpolate_linearly() -> None:
     assert report.p95_latency_ms == pytest.approx(290.0)
 
 
-@pytest.mark.parametrize("k", [0, -1, 2.5, True, "5"])
-def test_bad_k_is_a_value_error(k: object) -> None:
-    with pytest.raises(ValueError, match="k must be a whole number >= 1"):
+@pytest.mark.parametrize("k, message", [
+    (0, "k: must be >= 1, got 0"), (-1, "k: must be >= 1, got -1"),
+    (2.5, "k: expected a whole number, got a number 2.5"),
+    (True, "k: expected a whole number, got a boolean True"),
+    ("5", "k: expected a whole number, got a string '5'"),
+])
+def test_bad_k_is_a_value_error(k: object, message: str) -> None:
+    with pytest.raises(ValueError) as error:
         RetrievalEvaluator(k=k)  # type: ignore[arg-type]
+    assert str(error.value) == message
 
 
 def test_unknown_input_is_a_type_error() -> None:

@@ -59,3 +59,62 @@ def test_bad_arguments() -> None:
         paired_change({}, {}, confidence=1.5)
     with pytest.raises(ValueError, match="permutations"):
         paired_change({}, {}, permutations=0)
+
+
+def _reference(before: dict[str, float], after: dict[str, float], permutations: int,
+               seed: int = 20_241_202) -> tuple[float, float, float]:
+    """The p-value and interval drawn the plain way: every sign of every query, every
+    bootstrap pick, in blocks of 512 (what pytest-rag 0.x computed)."""
+    common = sorted(before)
+    diffs = np.array([after[q] - before[q] for q in common])
+    count = len(common)
+    rng = np.random.default_rng(seed)
+    scale = np.abs(diffs).max()
+    target = abs(diffs.mean()) / scale - 1e-12
+    unit = diffs / scale
+    extreme = done = 0
+    while done < permutations:
+        block = min(512, permutations - done)
+        signs = rng.integers(0, 2, size=(block, count), dtype=np.int8) * 2 - 1
+        extreme += int((np.abs(signs @ unit) / count >= target).sum())
+        done += block
+    sums = np.empty(permutations)
+    done = 0
+    while done < permutations:
+        block = min(512, permutations - done)
+        picks = rng.integers(0, count, size=(block, count))
+        sums[done:done + block] = diffs[picks].sum(axis=1)
+        done += block
+    tail = (1 - 0.95) / 2 * 100
+    low, high = np.percentile(sums / count, [tail, 100 - tail])
+    return (extreme + 1) / (permutations + 1), float(low), float(high)
+
+
+@pytest.mark.parametrize("count", [2, 3, 5, 8, 13, 101, 1027])
+@pytest.mark.parametrize("permutations", [1, 300, 512, 1100])
+@pytest.mark.parametrize("changed", ["one", "some", "all"])
+def test_the_draws_are_those_of_plain_sampling(count: int, permutations: int,
+                                               changed: str) -> None:
+    """Reading only the changed queries' signs, and drawing in bounded chunks, gives
+    bit for bit the p-value and interval of drawing every sign and pick."""
+    rng = np.random.default_rng(count * 7 + permutations)
+    before = {f"q{i:05d}": float(v) for i, v in enumerate(rng.random(count))}
+    after = dict(before)
+    moved = {"one": [count // 2], "some": list(range(0, count, 3)),
+             "all": list(range(count))}[changed]
+    for i in moved:
+        after[f"q{i:05d}"] = float(rng.random())
+    change = paired_change(before, after, permutations=permutations, resamples=permutations)
+    assert (change.p_value, change.ci_low, change.ci_high) == _reference(before, after,
+                                                                         permutations)
+
+
+def test_chunked_draws_match_with_a_small_chunk(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_rag.compare import significance
+
+    monkeypatch.setattr(significance, "_CHUNK", 64)
+    rng = np.random.default_rng(11)
+    before = {f"q{i}": float(v) for i, v in enumerate(rng.random(77))}
+    after = {k: v + (0.1 if k in ("q3", "q40") else 0.0) for k, v in before.items()}
+    change = paired_change(before, after, permutations=700, resamples=700)
+    assert (change.p_value, change.ci_low, change.ci_high) == _reference(before, after, 700)

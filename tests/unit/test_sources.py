@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ import pytest
 
 from pytest_rag import DatasetError, load_dataset
 from pytest_rag.cli import main
+from pytest_rag.dataset.sources import ragas as ragas_source
 from pytest_rag.dataset.sources.ragas import context_id
 from pytest_rag.stages.generation import GenerationEvaluator
 from pytest_rag.stages.retrieval import RetrievalEvaluator
@@ -233,6 +235,44 @@ def test_ragas_jsonl_and_csv(tmp_path: Path) -> None:
     output = tmp_path / "gold.json"
     assert cli("convert", "ragas", str(table), "-o", str(output))[0] == 0
     check_ragas(load_dataset(output))
+
+
+def test_ragas_context_ids_are_128_bit_digests() -> None:
+    refund = context_id("Refunds are paid within 14 days.")
+    assert re.fullmatch(r"ctx-[0-9a-f]{32}", refund)
+    assert context_id("Refunds are paid within 14 days.") == refund  # stable
+    assert context_id("Refunds are paid within 15 days.") != refund
+
+
+def test_different_ragas_texts_never_share_an_id(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two texts whose digests collide (forced here: every digest is the same) get
+    different ids; the retrieved text that says the opposite is not relevant, and
+    ``convert`` keeps both."""
+    monkeypatch.setattr(ragas_source, "_digest", lambda text: "0" * 32)
+    said, opposite = "Refunds are paid within 14 days.", "Refunds are never paid."
+    path = tmp_path / "eval.jsonl"
+    write_jsonl(path, [
+        {"user_input": "When are refunds paid?", "retrieved_contexts": [opposite],
+         "reference_contexts": [said]},
+        {"user_input": "Are refunds paid?", "retrieved_contexts": [said, opposite],
+         "reference_contexts": [opposite]},
+    ])
+    dataset = load_dataset(path)
+    texts = {document.id: document.text for document in dataset.documents}
+    assert sorted(texts.values()) == sorted([said, opposite])  # nothing lost
+    ids = {text: doc_id for doc_id, text in texts.items()}
+    assert dataset.queries[0].relevant == {ids[said]: 1}
+    assert dataset.run["row-1"].retrieved_ids == (ids[opposite],)
+    assert dataset.run["row-2"].retrieved_ids == (ids[said], ids[opposite])
+    assert dataset.queries[1].relevant == {ids[opposite]: 1}
+    recall = RetrievalEvaluator(k=2).evaluate(dataset).per_query["recall_at_k"]
+    assert recall == {"row-1": 0.0, "row-2": 1.0}
+    output = tmp_path / "gold.json"
+    assert cli("convert", "ragas", str(path), "-o", str(output))[0] == 0
+    converted = json.loads(output.read_text(encoding="utf-8"))
+    assert sorted(document["text"] for document in converted["documents"]) == sorted(
+        [said, opposite])
 
 
 def test_ragas_old_column_names_are_read(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import budget
 
 from pytest_rag.text import markdown
 from pytest_rag.text.markdown import Block, markdown_blocks
@@ -101,7 +102,7 @@ LINES = ["prose", "Prose. More", "", " ", "  indented", "- item", "* item", "+ i
          "x | y", "10 apples", "-no", "\tcode"]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=budget(300), deadline=None)
 @given(st.lists(st.sampled_from(LINES), max_size=25), st.booleans())
 def test_prose_lines_skip_the_rules_without_changing_the_blocks(
         lines: list[str], final_newline: bool) -> None:

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import budget
 
 from pytest_rag.text.tokens import WORD, span_intervals, text_tokens, tokenize
 
@@ -38,7 +39,7 @@ def expected_tokens(text: str) -> tuple[list[int], list[int], list[str]]:
             [m.group().lower() for m in matches])
 
 
-@settings(max_examples=1000, derandomize=True, deadline=None)
+@settings(max_examples=budget(1000), derandomize=True, deadline=None)
 @given(UNICODE_TEXT)
 def test_tokenize_equals_the_regular_expression(text: str) -> None:
     starts, ends, words = expected_tokens(text)
@@ -75,7 +76,8 @@ def test_every_code_point_is_classified_like_the_regular_expression() -> None:
 
 def test_docstring_example() -> None:
     table = tokenize("Hi, Bob!")
-    assert (table.starts.tolist(), table.ends.tolist(), table.words) == ([0, 4], [2, 7], ["hi", "bob"])
+    assert ((table.starts.tolist(), table.ends.tolist(), table.words)
+            == ([0, 4], [2, 7], ["hi", "bob"]))
 
 
 def test_empty_and_wordless_text() -> None:
@@ -116,7 +118,7 @@ def brute_intervals(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, 
     return result
 
 
-@settings(max_examples=500, derandomize=True, deadline=None)
+@settings(max_examples=budget(500), derandomize=True, deadline=None)
 @given(st.text(alphabet=st.sampled_from("ab_ .\u0301\u0663"), max_size=20).flatmap(
     lambda text: st.tuples(
         st.just(text),

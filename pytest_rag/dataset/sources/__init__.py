@@ -53,18 +53,19 @@ def source_kind(path: Path) -> str | None:
     return None
 
 
-def read_source(path: Path, *, split: str = "test",
+def read_source(path: Path, *, split: str = "test", relevance_level: int = 1,
                 allow_outside_paths: bool = False) -> dict[str, Any]:
     """FORMAT v1 data of a BEIR folder, a ragas file or TREC qrels (not of a
     ``.json``/``.yaml`` dataset file, which :func:`~pytest_rag.load_dataset` reads);
-    a BEIR folder's files must not be links out of it, unless ``allow_outside_paths``."""
+    ``relevance_level`` applies to TREC qrels; a BEIR folder's files must not be links
+    out of it, unless ``allow_outside_paths``."""
     kind = source_kind(path)
     if kind == "beir":
         return beir_dataset(path, split=split, allow_outside_paths=allow_outside_paths)
     if kind == "ragas":
         return ragas_dataset(path)
     if kind == "trec":
-        return trec_dataset(path)
+        return trec_dataset(path, relevance_level=relevance_level)
     raise DatasetError(str(path), "", f"not a source to convert: expected {KINDS_TEXT}")
 
 

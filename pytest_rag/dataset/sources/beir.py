@@ -38,7 +38,8 @@ def _qrels(path: Path) -> dict[str, dict[str, int]]:
         fields = line.split("\t") if "\t" in line else line.split()
         if len(fields) < 3:
             raise DatasetError(str(path), f"line {number}",
-                               f"expected 3 fields (query-id, corpus-id, score), got {quoted(line, 60)}")
+                               "expected 3 fields (query-id, corpus-id, score), got "
+                               f"{quoted(line, 60)}")
         query_id, corpus_id, score_text = (field.strip() for field in fields[:3])
         try:
             score = int(score_text)

@@ -8,15 +8,21 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import DatasetError, similar_file
-from ..bounded_read import UNREADABLE, FileTooLarge, read_text
-from ..parser import MEMORY_PER_BYTE, dataset_kind, dataset_limit
+from ..bounded_read import (
+    MEMORY_PER_BYTE,
+    UNREADABLE,
+    FileTooLarge,
+    dataset_kind,
+    dataset_limit,
+    read_text,
+)
 
 __all__ = ["ASCII_SPACE", "json_lines", "numbered_lines", "read_dataset_text"]
 
 
 def read_dataset_text(path: Path) -> str:
     """The UTF-8 text of ``path`` (a byte order mark is dropped), a dataset file or a file
-    of another tool, within its size limit (:func:`~pytest_rag.dataset.parser.dataset_limit`).
+    of another tool, within its size limit (:func:`~pytest_rag.dataset.bounded_read.dataset_limit`).
 
     Raises
     ------

@@ -2,8 +2,9 @@
 ``response`` and ``reference``, as JSON Lines or CSV.
 
 Every distinct context text becomes a document and one chunk spanning it,
-both with the id ``ctx-`` + 12 hex digits of the text's BLAKE2b digest, so
-the same text always gets the same id: retrieved contexts that are reference
+both with the id ``ctx-`` + 32 hex digits of the text's BLAKE2b digest, so
+the same text always gets the same id and different texts never share one
+(:func:`context_id`): retrieved contexts that are reference
 contexts are relevant, and the ranking, context and answer metrics are exact
 and deterministic.  Each row becomes a query (``id`` from the row's ``id``
 column when it has one, else ``row-<n>``): ``user_input`` the question,
@@ -22,7 +23,7 @@ import csv
 import hashlib
 import io
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -38,10 +39,27 @@ ALIASES = {"question": "user_input", "contexts": "retrieved_contexts", "answer":
 COLUMNS = ("user_input", "retrieved_contexts", "reference_contexts", "response", "reference")
 
 
-def context_id(text: str) -> str:
-    """``ctx-`` and 12 hex digits of the text's digest: equal texts, equal ids."""
-    return "ctx-" + hashlib.blake2b(text.encode("utf-8", "surrogatepass"),
-                                     digest_size=6).hexdigest()
+def _digest(text: str) -> str:
+    """32 hex digits (128 bits) of the text's BLAKE2b digest."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+def context_id(text: str, known: Mapping[str, str] | None = None) -> str:
+    """``ctx-`` and 32 hex digits of the text's digest: equal texts, equal ids.
+
+    ``known`` maps the ids handed out so far to their texts.  Different texts
+    never share an id: when the digest's id is known for another text (a
+    collision), the text gets the first of ``<id>-2``, ``<id>-3``, ... that is
+    free or already its own.
+    """
+    base = "ctx-" + _digest(text)
+    if known is None:
+        return base
+    candidate, number = base, 1
+    while (other := known.get(candidate)) is not None and other != text:
+        number += 1
+        candidate = f"{base}-{number}"
+    return candidate
 
 
 def _rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -123,14 +141,14 @@ def ragas_dataset(path: Path) -> dict[str, Any]:
         retrieved = _list(path, place, "retrieved_contexts", row.get("retrieved_contexts"))
         reference = _list(path, place, "reference_contexts", row.get("reference_contexts"))
         for text in (*retrieved, *reference):
-            documents.setdefault(context_id(text), text)
+            documents.setdefault(context_id(text, documents), text)
         query: dict[str, Any] = {"id": query_id}
         question = _text(path, place, "user_input", row.get("user_input"))
         if question is not None:
             query["question"] = question
         if reference:
-            query["relevant"] = {context_id(text): 1 for text in reference}
-            query["expected_evidence"] = [{"doc_id": context_id(text), "start": 0,
+            query["relevant"] = {context_id(text, documents): 1 for text in reference}
+            query["expected_evidence"] = [{"doc_id": context_id(text, documents), "start": 0,
                                            "end": len(text)} for text in reference]
         answer = _text(path, place, "reference", row.get("reference"))
         if answer is not None:
@@ -138,7 +156,7 @@ def ragas_dataset(path: Path) -> dict[str, Any]:
         queries.append(query)
         entry: dict[str, Any] = {}
         if retrieved:
-            ids = [context_id(text) for text in retrieved]
+            ids = [context_id(text, documents) for text in retrieved]
             entry["retrieved_ids"] = ids
             entry["context_ids"] = ids
         response = _text(path, place, "response", row.get("response"))

@@ -12,7 +12,7 @@ whitespace (space, tab, CR, VT, FF) only; a line starting with ``#`` is a
 comment (in a run, also after spaces); a relevance is a whole number in ASCII
 digits and a score a decimal number in ASCII digits.  Where trec_eval's
 ``atol``/``atof`` would read a prefix of something else (``1_0`` as 1, a
-full-width ``１`` as 0), the line is refused instead: no number is read other
+full-width digit one, U+FF11, as 0), the line is refused instead: no number is read other
 than as written.  Blank lines are skipped.
 """
 
@@ -48,7 +48,8 @@ def _fields(path: Path, number: int, line: str, count: int, shape: str) -> list[
     fields = _FIELD.findall(line)
     if len(fields) < count:
         raise DatasetError(str(path), f"line {number}",
-                           f"expected {count} fields ({shape}), got {len(fields)}: {quoted(line, 60)}")
+                           f"expected {count} fields ({shape}), got {len(fields)}: "
+                           f"{quoted(line, 60)}")
     return fields
 
 

@@ -1,0 +1,263 @@
+"""Which sweep variant to ship: noise-aware ranking, the trade-off frontier, the gate.
+
+Pure functions over the variants' objective values (their means and per-query
+values) and their costs; :mod:`pytest_rag.compare.sweeps` feeds them.
+
+* **Tied**: the variants share their queries, so each is compared with the
+  best one query by query (:func:`pytest_rag.compare.significance.paired_change`):
+  a variant is tied with the best when the 95% interval of the paired mean
+  difference contains 0 (or, without per-query values, when the means are equal).
+* **Frontier**: a variant is dominated when another one is at least as good on
+  the objective and costs no more on every cost, and is strictly better in one
+  of them; the others form the frontier.
+* **Recommendation**: among the variants on the frontier that are tied with the
+  best, the one with the lowest cost (costs compared in the rule's order), then
+  the best objective, then the first listed.
+* **Eligible**: a variant whose test failed, or that misses a requirement of the
+  rule, is shown but takes no part: it is never the best, tied, on the frontier,
+  recommended, nor a variant that beats the shipped one.
+* **Gate**: the shipped variant fails when another one is better on the
+  objective beyond noise (interval above 0) and costs no more on every cost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..formatting import delta_text, number_text
+
+if TYPE_CHECKING:
+    from .significance import PairedChange
+
+__all__ = ["Standing", "Verdict", "decide", "dominates", "frontier"]
+
+#: Confidence of the interval that decides a tie.
+CONFIDENCE = 0.95
+#: Bootstrap resamples of that interval (a sweep needs no p-value, so the sign test
+#: runs its minimum of one assignment): 2,000 keep a tenth of the cost of the
+#: baseline diff's 10,000 with the 2.5 % and 97.5 % quantiles stable to about 1 %
+#: of the interval's width.
+RESAMPLES = 2_000
+Costs = Sequence[float | None]
+
+
+@dataclass(frozen=True)
+class Standing:
+    """One variant against the best on the objective.
+
+    ``mean``: its objective value (``None``: not measured, then it is neither
+    tied nor on the frontier); ``delta``, ``ci_low``, ``ci_high``: the mean
+    paired difference to the best variant (this minus best) and its 95%
+    interval (``None`` without two shared per-query values); ``tied``: within
+    noise of the best (the best is tied with itself); ``frontier``: not dominated;
+    ``eligible``: takes part in the decision (see the module's rules).
+    """
+
+    mean: float | None
+    delta: float | None
+    ci_low: float | None
+    ci_high: float | None
+    tied: bool
+    frontier: bool
+    eligible: bool = True
+
+    def to_json(self) -> dict[str, object]:
+        return {"objective": self.mean, "delta_to_best": self.delta,
+                "ci95": None if self.ci_low is None else [self.ci_low, self.ci_high],
+                "tied_with_best": self.tied, "frontier": self.frontier,
+                "eligible": self.eligible}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The sweep's decision under its rule.
+
+    ``best``, ``recommended``, ``shipped`` and ``beaten_by`` are variant indices
+    (``None`` when there is none); ``reason`` says why the recommendation won
+    and ``gate`` why the shipped variant fails (``None``: it passes, or none
+    was stated).
+    """
+
+    objective: str
+    direction: str
+    cost: tuple[str, ...]
+    standings: tuple[Standing, ...]
+    best: int | None
+    recommended: int | None
+    reason: str
+    shipped: int | None = None
+    beaten_by: int | None = None
+    gate: str | None = None
+
+    @property
+    def rule(self) -> str:
+        """The rule in words (the same text in every report)."""
+        cost = ", then ".join(self.cost) if self.cost else "no cost recorded"
+        return (f"the cheapest ({cost}) of the non-dominated variants within noise of "
+                f"the best {self.objective} ({self.direction} is better)")
+
+
+def _oriented(value: float, direction: str) -> float:
+    return value if direction == "higher" else -value
+
+
+def dominates(a: tuple[float, Costs], b: tuple[float, Costs]) -> bool:
+    """``a`` dominates ``b``: quality (oriented, higher better) at least as good, every
+    cost known on both sides no higher, and one of them strictly better."""
+    quality_a, costs_a = a
+    quality_b, costs_b = b
+    pairs = [(x, y) for x, y in zip(costs_a, costs_b) if x is not None and y is not None]
+    if quality_a < quality_b or any(x > y for x, y in pairs):
+        return False
+    return quality_a > quality_b or any(x < y for x, y in pairs)
+
+
+def frontier(points: Sequence[tuple[float, Costs] | None]) -> tuple[bool, ...]:
+    """For each point (oriented quality, costs) whether no other point dominates it;
+    ``None`` (not measured) is never on the frontier."""
+    return tuple(point is not None and not any(
+        other is not None and dominates(other, point) for other in points)
+        for point in points)
+
+
+def _change(before: Mapping[str, float | None],
+            after: Mapping[str, float | None]) -> PairedChange:
+    """The paired difference ``after - before`` and its interval (no p-value needed);
+    numpy is imported here, when a sweep is decided, not with the reports."""
+    from .significance import paired_change
+
+    return paired_change(before, after, permutations=1, resamples=RESAMPLES,
+                         confidence=CONFIDENCE)
+
+
+def _cost_key(costs: Costs) -> tuple[float, ...]:
+    return tuple(float("inf") if c is None else c for c in costs)
+
+
+def _beats(change_low: float | None, change_high: float | None, direction: str) -> bool:
+    """The interval of ``other - shipped`` lies wholly on the better side of 0."""
+    if change_low is None or change_high is None:
+        return False
+    return change_low > 0 if direction == "higher" else change_high < 0
+
+
+def decide(variants: Sequence[str], objective: str, direction: str,
+           means: Sequence[float | None], per_query: Sequence[Mapping[str, float | None]],
+           cost_names: Sequence[str], costs: Sequence[Costs],
+           shipped: str | None = None, eligible: Sequence[bool] | None = None) -> Verdict:
+    """Rank the variants on ``objective`` and recommend one (see the module's rules).
+
+    ``means[i]`` and ``per_query[i]`` are variant ``i``'s objective value and its
+    per-query values (empty for a pooled metric); ``costs[i]`` its costs, in the
+    order of ``cost_names``.  ``shipped``: the variant the project ships, checked
+    by the gate.  ``eligible[i]``: variant ``i`` takes part (default: all).
+    """
+    count = len(variants)
+    allowed = list(eligible) if eligible is not None else [True] * count
+    points = [None if m is None or not ok else (_oriented(m, direction), tuple(c))
+              for m, c, ok in zip(means, costs, allowed)]
+    measured = [i for i in range(count) if points[i] is not None]  # and eligible
+    on_front = frontier(points)
+    best = (min(measured, key=lambda i: (-_oriented(means[i] or 0.0, direction),
+                                         _cost_key(costs[i]), i)) if measured else None)
+    standings = []
+    for i in range(count):
+        mean = means[i]
+        if mean is None or best is None:
+            standings.append(Standing(mean, None, None, None, False, False, allowed[i]))
+            continue
+        best_mean = means[best]
+        assert best_mean is not None
+        if i == best:
+            standings.append(Standing(mean, 0.0, None, None, True, on_front[i]))
+            continue
+        change = _change(per_query[best], per_query[i])
+        delta = mean - best_mean
+        if change.ci_low is None or change.ci_high is None:
+            tied = delta == 0
+        else:
+            tied = change.ci_low <= 0 <= change.ci_high
+        standings.append(Standing(mean, delta, change.ci_low, change.ci_high,
+                                  tied and allowed[i], on_front[i], allowed[i]))
+    candidates = [i for i in measured if standings[i].tied and standings[i].frontier]
+    recommended = (min(candidates, key=lambda i: (_cost_key(costs[i]),
+                                                  -_oriented(means[i] or 0.0, direction), i))
+                   if candidates else None)
+    verdict = Verdict(objective, direction, tuple(cost_names), tuple(standings), best,
+                      recommended, _reason(variants, objective, cost_names, costs, standings,
+                                           best, recommended, len(candidates)))
+    if shipped is None:
+        return verdict
+    return _gate(verdict, variants, shipped, [m if ok else None for m, ok in zip(means, allowed)],
+                 per_query, costs, means)
+
+
+def _reason(variants: Sequence[str], objective: str, cost_names: Sequence[str],
+            costs: Sequence[Costs], standings: Sequence[Standing], best: int | None,
+            recommended: int | None, choices: int) -> str:
+    if recommended is None or best is None:
+        return f"no variant measured {objective}"
+    mean = standings[recommended].mean
+    assert mean is not None
+    said = f"{objective} {number_text(mean)}"
+    if recommended == best:
+        said += ", the best"
+    else:
+        best_mean = standings[best].mean
+        assert best_mean is not None
+        said += f", within noise of the best {number_text(best_mean)} ({variants[best]})"
+    if cost_names and choices > 1:
+        spent = ", ".join(f"{name} {_cost_text(value)}"
+                          for name, value in zip(cost_names, costs[recommended]))
+        said += f"; the lowest cost of the {choices} tied on the frontier: {spent}"
+    return said
+
+
+def _cost_text(value: float | None) -> str:
+    """A cost: a count (chunks, tokens in the index) as a whole number, else a value."""
+    if value is None:
+        return "-"
+    return f"{value:.0f}" if float(value).is_integer() else number_text(value)
+
+
+def _gate(verdict: Verdict, variants: Sequence[str], shipped: str,
+          means: Sequence[float | None], per_query: Sequence[Mapping[str, float | None]],
+          costs: Sequence[Costs], measured: Sequence[float | None]) -> Verdict:
+    """``means``: of the eligible variants (``None`` for the others), which may beat the
+    shipped one; ``measured``: of every variant."""
+    import dataclasses
+
+    if shipped not in variants:
+        return dataclasses.replace(verdict, gate=(
+            f"shipped variant {shipped!r} is not one of this sweep's variants: "
+            + ", ".join(variants)))
+    s = variants.index(shipped)
+    mine = measured[s]
+    if mine is None:
+        return dataclasses.replace(verdict, shipped=s, gate=(
+            f"shipped variant {shipped!r} did not measure {verdict.objective}"))
+    direction = verdict.direction
+    winners = []
+    for j, mean in enumerate(means):
+        if j == s or mean is None or _oriented(mean, direction) <= _oriented(mine, direction):
+            continue
+        if any(x is None or y is None or x > y for x, y in zip(costs[j], costs[s])):
+            continue  # a cost that is higher, or unknown, is not "no higher cost"
+        change = _change(per_query[s], per_query[j])
+        if _beats(change.ci_low, change.ci_high, direction):
+            winners.append((-_oriented(mean, direction), j, change.ci_low, change.ci_high))
+    if not winners:
+        return dataclasses.replace(verdict, shipped=s)
+    _, j, low, high = min(winners)
+    better = means[j]
+    assert better is not None and low is not None and high is not None
+    spent = ", ".join(f"{name} {_cost_text(a)} vs {_cost_text(b)}"
+                      for name, a, b in zip(verdict.cost, costs[j], costs[s]))
+    message = (f"shipped variant {shipped!r} is beaten beyond noise by {variants[j]!r} on "
+               f"{verdict.objective}: {number_text(better)} vs {number_text(mine)} "
+               f"({delta_text(better - mine)}, 95% interval [{delta_text(low)}, "
+               f"{delta_text(high)}]) at no higher cost"
+               + (f" ({spent})" if spent else ""))
+    return dataclasses.replace(verdict, shipped=s, beaten_by=j, gate=message)

@@ -1,0 +1,199 @@
+"""A sweep that decides and gates: knobs, costs, the verdict in every report, the gate."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+RUN = ("-p", "no:cacheprovider")
+
+#: Two chunkers over one document of 40 words, 12 questions each on a 4-word span.
+#: ``hits`` says per variant how many questions get their evidence into the context.
+SWEEP = """
+import pytest
+
+WORDS = [f"w{{i}}" for i in range(48)]
+TEXT = " ".join(WORDS)
+DOCS = {{"d": TEXT}}
+
+
+def span(first, count):
+    start = len(" ".join(WORDS[:first])) + (1 if first else 0)
+    return start, start + len(" ".join(WORDS[first:first + count]))
+
+
+QUERIES = [{{"id": f"q{{i:02d}}"}} for i in range(12)]
+EVIDENCE = {{q["id"]: [dict(zip(("start", "end"), span(4 * i, 4)), doc_id="d")]
+            for i, q in enumerate(QUERIES)}}
+
+
+def chunks_of(size):
+    out = []
+    for first in range(0, len(WORDS), size):
+        start, end = span(first, size)
+        out.append({{"id": f"c{{first}}", "doc_id": "d", "start": start, "end": end}})
+    return out
+
+
+{marker}
+@pytest.mark.parametrize("size, hits", {params}, ids={ids})
+def test_chunker(rag, size, hits):
+    chunks = chunks_of(size)
+    context = {{}}
+    for i, q in enumerate(QUERIES):
+        holding = next(c["id"] for c in chunks if int(c["id"][1:]) <= 4 * i < int(c["id"][1:]) + size)
+        other = next(c["id"] for c in chunks if c["id"] != holding)
+        context[q["id"]] = [holding if i < hits else other]
+    rag.augmentation(documents=DOCS, chunks=chunks, queries=QUERIES,
+                     expected_evidence=EVIDENCE, context_ids=context)
+"""
+
+
+def _project(pytester: pytest.Pytester, marker: str, params: str, ids: str) -> None:
+    pytester.makepyfile(test_sweep=SWEEP.format(marker=marker, params=params, ids=ids))
+
+
+def test_the_run_fails_when_the_shipped_variant_is_beaten_beyond_noise(
+        pytester: pytest.Pytester) -> None:
+    # "small" (4 words a chunk) gets every question's evidence whole into a context of
+    # 4 tokens; the shipped "big" chunk (8 words) costs more context and gets only 2.
+    _project(pytester, '@pytest.mark.rag_sweep(shipped="big")', "[(8, 2), (4, 12)]",
+             '["big", "small"]')
+    result = pytester.runpytest(*RUN, "--rag-report=report.json")
+    result.assert_outcomes(passed=2)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines([
+        "*GATE FAILED: shipped variant 'big' is beaten beyond noise by 'small' on",
+        "pytest-rag: sweep gate failed for test_sweep.py::test_chunker: shipped variant 'big' "
+        "is beaten beyond noise by 'small' on augmentation.context_sufficient: 1.000 vs "
+        "0.167 (+0.833, 95% interval [+0.583, +1.000]) at no higher cost (context_tokens "
+        "4 vs 8, index_tokens 48 vs 48)"])
+    report = json.loads((pytester.path / "report.json").read_text())
+    verdict = report["sweeps"]["test_sweep.py::test_chunker"]["verdict"]
+    assert verdict["shipped"] == "big" and verdict["beaten_by"] == "small"
+    assert verdict["recommended"] == "small"
+
+
+def test_the_run_passes_when_the_shipped_variant_is_tied(pytester: pytest.Pytester) -> None:
+    # "small" is better on one question of 12: within noise, so the gate passes.
+    _project(pytester, '@pytest.mark.rag_sweep(shipped="big")', "[(8, 11), (4, 12)]",
+             '["big", "small"]')
+    result = pytester.runpytest(*RUN)
+    result.assert_outcomes(passed=2)
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["*shipped: big (no variant beats it beyond noise at no "
+                                 "higher cost)"])
+    assert "GATE FAILED" not in result.stdout.str()
+
+
+def test_a_better_variant_at_a_higher_cost_does_not_fail_the_gate(
+        pytester: pytest.Pytester) -> None:
+    # "big" is better beyond noise but its context is twice the size: a trade-off.
+    _project(pytester, '@pytest.mark.rag_sweep(shipped="small")', "[(8, 12), (4, 2)]",
+             '["big", "small"]')
+    result = pytester.runpytest(*RUN)
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["*shipped: small (no variant beats it*"])
+
+
+def test_knobs_costs_and_verdict_reach_every_report(pytester: pytest.Pytester) -> None:
+    _project(pytester, "@pytest.mark.rag_sweep", "[(8, 2), (4, 12), (16, 12)]",
+             '["8", "4", "16"]')
+    result = pytester.runpytest(*RUN, "--rag-report=r.json", "--rag-report-md=r.md",
+                                "--rag-html=r.html")
+    assert result.ret == pytest.ExitCode.OK
+    text = result.stdout.str()
+    assert "recommended: 4 (augmentation.context_sufficient 1.000" in text
+    sweep = json.loads((pytester.path / "r.json").read_text())["sweeps"][
+        "test_sweep.py::test_chunker"]
+    assert sweep["knobs"] == {"8": {"size": 8, "hits": 2}, "4": {"size": 4, "hits": 12},
+                              "16": {"size": 16, "hits": 12}}
+    assert sweep["costs"]["chunks"] == {"8": 6.0, "4": 12.0, "16": 3.0}
+    assert sweep["costs"]["index_tokens"] == {"8": 48.0, "4": 48.0, "16": 48.0}
+    assert sweep["costs"]["context_tokens"] == {"8": 8.0, "4": 4.0, "16": 16.0}
+    assert sweep["verdict"]["recommended"] == "4"
+    assert sweep["verdict"]["tied_with_best"] == ["4", "16"]
+    markdown = (pytester.path / "r.md").read_text()
+    assert "recommended: 4 (augmentation.context&#95;sufficient 1.000" in markdown
+    assert "`size` (knobs)" in markdown
+    html = (pytester.path / "r.html").read_text()
+    assert "recommended: 4 (augmentation.context_sufficient 1.000" in html
+    assert html.count('<svg class="scatter"') == 2  # against context_tokens, index_tokens
+
+
+def test_explicit_knobs_and_a_wrong_rule(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_knobs="""
+import pytest
+
+
+@pytest.mark.rag_sweep(objective="retrieval.recall")
+@pytest.mark.parametrize("name", [
+    pytest.param("a", marks=pytest.mark.rag_knobs(size=100, overlap=10)),
+    pytest.param("b", marks=pytest.mark.rag_knobs(size=200, overlap=20))])
+def test_knobs(rag, name):
+    rag.retrieval(queries=[{"id": "q1"}], relevant={"q1": ["a"]},
+                  retrieved_ids={"q1": [name]}, k=1)
+""")
+    result = pytester.runpytest(*RUN, "--rag-report=r.json")
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines(["*pytest-rag: @pytest.mark.rag_sweep(objective="
+                                 "'retrieval.recall'): not a metric*"])
+    sweep = json.loads((pytester.path / "r.json").read_text())["sweeps"]["test_knobs.py::test_knobs"]
+    assert sweep["knobs"] == {"a": {"size": 100, "overlap": 10},
+                              "b": {"size": 200, "overlap": 20}}
+
+
+def test_the_export_of_a_run_is_reproduced_by_the_command_line(
+        pytester: pytest.Pytester) -> None:
+    import subprocess
+    import sys
+
+    from pytest_rag.plugin.export import export_folder
+
+    _project(pytester, "@pytest.mark.rag_sweep", "[(8, 2), (4, 12)]", '["8", "4"]')
+    pytester.makepyfile(test_more="""
+def test_retrieval(rag):
+    rag.retrieval(queries=[{"id": "q1", "question": "why?"}, {"id": "q2"}],
+                  relevant={"q1": {"a": 2, "b": 1}, "q2": ["c"]},
+                  retrieved_ids={"q1": ["b", "x", "a"], "q2": ["c"]},
+                  retrieval_latency_ms={"q1": 1.5, "q2": 2.25}, k=2)
+""")
+    result = pytester.runpytest(*RUN, "--rag-export=exported", "--rag-report=r.json")
+    result.assert_outcomes(passed=3)
+    assert "--rag-export" not in result.stdout.str()  # every file reproduced its report
+    report = json.loads((pytester.path / "r.json").read_text())
+    checked = 0
+    for nodeid, stages in report["tests"].items():
+        for stage, entry in stages.items():
+            path = export_folder(pytester.path / "exported", nodeid) / f"{stage}.json"
+            done = subprocess.run([sys.executable, "-m", "pytest_rag", "evaluate", str(path),
+                                   "--stage", stage, "--format", "json"],
+                                  capture_output=True, text=True, check=True)
+            values = json.loads(done.stdout)[stage]
+            assert values == {key: metric["value"] for key, metric in entry["metrics"].items()}
+            checked += 1
+    assert checked == 3
+
+
+@pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["serial", "xdist"])
+def test_vectors_are_exported_and_a_problem_would_be_named(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
+        workers: tuple[str, ...]) -> None:
+    pytester.makepyfile(test_vectors="""
+def test_embedding(rag):
+    rag.embedding(chunk_vectors={"a": [0.1, 0.7], "b": [1 / 3, 1.0]}, indexed_ids=["a"],
+                  query_vector={"q1": [0.2, 0.9]}, relevant={"q1": ["a"]},
+                  queries=[{"id": "q1"}], k=1)
+""")
+    result = pytester.runpytest_subprocess(*RUN, "--rag-export=exported", *workers)
+    result.assert_outcomes(passed=1)
+    assert "--rag-export" not in result.stdout.str()
+    # A stage the export could not hold is named at the end of the run, under xdist too.
+    pytester.makeconftest("""
+import pytest_rag.dataset.sources.export as export
+export.UNSUPPORTED["embedding"] = "not today"
+""")
+    result = pytester.runpytest_subprocess(*RUN, "--rag-export=exported", *workers)
+    result.stdout.fnmatch_lines(["pytest-rag: --rag-export: test_vectors.py::test_embedding "
+                                 "[[]embedding[]] not exported: not today"])
