@@ -16,6 +16,7 @@ from typing import Any, NoReturn, TextIO
 from .compare.argtypes import latency_tolerance, non_negative, significance_level
 from .settings import SETTINGS, SettingError, parse_setting_text, setting
 from .errors import DatasetError
+from .escaping import terminal_lines
 from .registry import STAGES
 
 __all__ = ["main", "run"]
@@ -26,6 +27,20 @@ EXIT_BAD_INPUT = 2
 #: The shell's status of a process ended by SIGINT (Ctrl-C) and by SIGPIPE (a closed pipe).
 EXIT_INTERRUPTED = 130
 EXIT_CLOSED_PIPE = 141
+
+
+class _Escaped:
+    """A text stream whose writes pass :func:`~pytest_rag.escaping.terminal_lines`: control
+    and bidirectional characters of ids become visible escapes; line breaks stay."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        return self.stream.write(terminal_lines(text))
+
+    def flush(self) -> None:
+        self.stream.flush()
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -118,6 +133,8 @@ class _SettingAction(argparse.Action):
         words = [values] if isinstance(values, str) else [str(value) for value in values or ()]
         if setting(self.dest).kind == "strings":
             words = [*(getattr(namespace, self.dest, None) or ()), *words]
+        elif not "".join(words).strip():  # a flag given a blank value: unset, never default
+            raise argparse.ArgumentError(self, f"expected a value, got {' '.join(words)!r}")
         try:
             value = parse_setting_text(self.dest, words)
         except SettingError as error:
@@ -147,7 +164,7 @@ def _add_settings(parser: argparse.ArgumentParser, command: str) -> None:
                                     " (repeatable)" if row.kind == "strings" else ""))
 
 
-def _evaluate(args: argparse.Namespace, out: TextIO) -> int:
+def _evaluate(args: argparse.Namespace, out: _Escaped) -> int:
     from .dataset.loading import load_dataset
     from .formatting import settings_text
     from .reports.tables import measured, report_table, reports_json
@@ -174,7 +191,7 @@ def _evaluate(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
-def _metrics(args: argparse.Namespace, out: TextIO) -> int:
+def _metrics(args: argparse.Namespace, out: _Escaped) -> int:
     from .reports.tables import registry_rows, registry_table
 
     if args.format == "json":
@@ -189,7 +206,7 @@ def _metrics(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
-def _diff(args: argparse.Namespace, out: TextIO) -> int:
+def _diff(args: argparse.Namespace, out: _Escaped) -> int:
     from pathlib import Path
 
     from .compare.diff import diff_files, load_scores
@@ -210,7 +227,7 @@ def _diff(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_REGRESSION if any(row.failed for row in rows) else EXIT_OK
 
 
-def _convert(args: argparse.Namespace, out: TextIO) -> int:
+def _convert(args: argparse.Namespace, out: _Escaped) -> int:
     from pathlib import Path
 
     from .dataset.sources import beir_dataset, ragas_dataset, trec_dataset, write_dataset
@@ -236,7 +253,7 @@ def _counts(documents: int, chunks: int, queries: int, run: int) -> str:
     return f"{documents} documents, {chunks} chunks, {queries} queries, {run} run entries"
 
 
-def _validate(args: argparse.Namespace, out: TextIO) -> int:
+def _validate(args: argparse.Namespace, out: _Escaped) -> int:
     from .dataset.loading import load_dataset
     from .stages.evaluate import evaluate_dataset
 
@@ -258,8 +275,9 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
     and its reports), for a caller that ends the process without freeing them
     (:func:`run`).
     """
-    stdout = out if out is not None else sys.stdout
-    stderr = err if err is not None else sys.stderr
+    raw_out = out if out is not None else sys.stdout
+    # Every line printed goes through the one escaping rule (ids in tables and messages).
+    stdout, stderr = _Escaped(raw_out), _Escaped(err if err is not None else sys.stderr)
     parser = _parser()
     try:
         args = parser.parse_args(argv)
@@ -275,7 +293,7 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
         stdout.flush()  # a closed pipe shows here, not at interpreter exit
         return status
     except BrokenPipeError:
-        _silence(stdout)
+        _silence(raw_out)
         return EXIT_CLOSED_PIPE
     except KeyboardInterrupt:
         stderr.write("pytest-rag: interrupted\n")

@@ -4,13 +4,26 @@ mean" hint and the short description of a value that arrived."""
 from __future__ import annotations
 
 import datetime
+import itertools
 import numbers
+import os
 import reprlib
 import sys
 from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from .escaping import SHOWN_CHARACTERS, clipped, quoted
 
 __all__ = ["DatasetError", "describe_value", "did_you_mean", "is_bool", "show_value",
-           "unknown_names"]
+           "similar_file", "unknown_names"]
+
+
+#: The longest place and problem a message shows (values in them are also cut on their own
+#: by :func:`~pytest_rag.escaping.quoted`, to 200 characters).
+PLACE_CHARACTERS = 300
+PROBLEM_CHARACTERS = 1_000
+#: Beyond this many names, "did you mean" is not looked for.
+MAX_CHOICES = 10_000
 
 
 class DatasetError(ValueError):
@@ -18,25 +31,44 @@ class DatasetError(ValueError):
 
     The message always names where the problem is: the file (or ``<arguments>``
     for data passed in Python) and the place inside it, e.g.
-    ``gold.yaml: queries[3].expected_evidence[0].end: 5120 is past the end of
-    document 'faq' (4096 characters)``.
+    ``gold.yaml: queries[3].expected_evidence[0].end (query 'q4', line 31): 5120 is
+    past the end of document 'faq' (4096 characters)`` (the id and the line are added
+    for a file: :func:`pytest_rag.dataset.loading.located`).
 
     Attributes
     ----------
     source:
         The file, or ``"<arguments>"`` for keyword arguments of ``evaluate``.
     place:
-        The location inside the source (``queries[3].relevant``), or ``""``.
+        The location inside the source (``queries[3].relevant``), or ``""``; cut to
+        :data:`PLACE_CHARACTERS` (the count of the rest said).
     problem:
-        What is wrong there.
+        What is wrong there; cut to :data:`PROBLEM_CHARACTERS` the same way.
     """
 
     def __init__(self, source: str, place: str, problem: str) -> None:
+        # A multi-megabyte id quoted anywhere in it keeps the message readable: each part
+        # is cut, with the count of what was left out (escaping.clipped).
         self.source = source
-        self.place = place
-        self.problem = problem
+        self.place = clipped(place, PLACE_CHARACTERS)
+        self.problem = clipped(problem, PROBLEM_CHARACTERS)
+        place, problem = self.place, self.problem
         where = f"{source}: {place}" if place else source
         super().__init__(f"{where}: {problem}")
+
+
+def _closest(name: str, choices: Iterable[str]) -> str | None:
+    """The choice closest to ``name`` (difflib's ratio of at least 0.6), or ``None``; not
+    looked for beyond :data:`MAX_CHOICES` choices or for a name longer than an id."""
+    import difflib  # only when a message is made
+
+    if len(name) > SHOWN_CHARACTERS:  # no id is that long: no near match worth the time
+        return None
+    known = list(itertools.islice(choices, MAX_CHOICES + 1))
+    if len(known) > MAX_CHOICES:  # a hint is not worth seconds of comparing
+        return None
+    hint = difflib.get_close_matches(name, known, n=1)
+    return hint[0] if hint else None
 
 
 def did_you_mean(name: str, choices: Iterable[str]) -> str:
@@ -45,17 +77,33 @@ def did_you_mean(name: str, choices: Iterable[str]) -> str:
     >>> did_you_mean("retreived_ids", ["reranked_ids", "retrieved_ids"])
     " (did you mean 'retrieved_ids'?)"
     """
-    import difflib  # only when a message is made
+    hint = _closest(name, choices)
+    return "" if hint is None else f" (did you mean {quoted(hint)}?)"
 
-    hint = difflib.get_close_matches(name, list(choices), n=1)
-    return f" (did you mean {hint[0]!r}?)" if hint else ""
+
+def similar_file(path: Path, written: str) -> str:
+    """`` (did you mean 'docs/intro.md'?)`` for a missing file ``path`` (written by the user
+    as ``written``): the closest name in its folder, written the user's way; or ``""``."""
+    try:
+        names = [entry.name for entry in itertools.islice(os.scandir(path.parent),
+                                                          MAX_CHOICES + 1)]
+    except (OSError, ValueError):  # no such folder, or not one: nothing to suggest
+        return ""
+    hint = _closest(path.name, names)
+    if hint is not None and _closest(Path(path.name).stem, [Path(hint).stem]) is None:
+        hint = None  # alike only in the extension ('nope.yaml', 'gold.yaml'): no hint
+    try:
+        found = None if hint is None else str(Path(written).with_name(hint))
+    except ValueError:  # written with no file name ('.'): nothing to put the hint in
+        return ""
+    return "" if found is None else f" (did you mean {quoted(found)}?)"
 
 
 def unknown_names(names: Iterable[str], choices: Iterable[str]) -> str:
     """The unknown ``names`` for a message, each with its closest choice:
     ``'retreived_ids' (did you mean 'retrieved_ids'?), 'x'``."""
     known = list(choices)
-    return ", ".join(f"{name!r}{did_you_mean(name, known)}" for name in names)
+    return ", ".join(f"{quoted(name)}{did_you_mean(name, known)}" for name in names)
 
 
 def is_bool(value: object) -> bool:

@@ -5,8 +5,16 @@ file.  Written raw, an ESC sequence rewrites the terminal, U+202E turns the
 rest of a line around, a backtick or ``<img ...>`` in a Markdown job summary
 becomes markup, and a ``|`` splits a table row.  Each medium gets its rule:
 
-* terminal: control characters (C0, DEL, C1) and the bidirectional controls
-  are shown as visible escapes (``\\x1b``, ``\\u202e``); everything else is kept;
+* terminal (and logs): control characters (C0, DEL, C1) and the bidirectional
+  controls are shown as visible escapes (``\\x1b``, ``\\u202e``); everything
+  else is kept.  Every line the plugin and the command line print passes
+  through :func:`terminal_text` (one line) or :func:`terminal_lines` (a text
+  whose own line breaks stay), at the place it is written, so an id formatted
+  anywhere is covered;
+* messages: a value quoted in a message (an id, a quote, a file's line) is
+  cut to :data:`SHOWN_CHARACTERS` with the count of what was left out
+  (:func:`clipped`, :func:`quoted`, :func:`shown_id`), so a multi-megabyte
+  id makes a readable line, not a 20 MB one;
 * Markdown: the same, then the text goes into an HTML ``<code>`` element with
   ``& < > " ' | ` `` written as character references, so nothing in it is
   markup and a table cell stays one cell.
@@ -16,7 +24,8 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["markdown_code", "terminal_text"]
+__all__ = ["SHOWN_CHARACTERS", "clipped", "markdown_code", "quoted", "shown_id", "terminal_lines",
+           "terminal_text"]
 
 #: C0 controls, DEL, C1 controls, and the Unicode bidirectional formatting characters.
 _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
@@ -24,6 +33,40 @@ _MARKDOWN_REFERENCES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "
                         "|": "&#124;", "`": "&#96;", "\\": "&#92;", "*": "&#42;",
                         "_": "&#95;", "[": "&#91;", "]": "&#93;"}
 _MARKDOWN_SPECIAL = re.compile("[" + re.escape("".join(_MARKDOWN_REFERENCES)) + "]")
+
+
+#: How many characters of one value a message shows; the rest is counted, not shown.
+SHOWN_CHARACTERS = 200
+
+
+def clipped(text: str, limit: int = SHOWN_CHARACTERS) -> str:
+    """``text``, or, when longer than ``limit``, its beginning and end around the count of
+    the characters left out between them.
+
+    >>> clipped("a" * 10 + "b" * 90 + "c" * 10, 20)
+    'aaaaaaaaaabbb…(90 characters left out)…ccccccc'
+    """
+    if len(text) <= limit:
+        return text
+    head, tail = limit * 2 // 3, limit - limit * 2 // 3
+    return f"{text[:head]}…({len(text) - head - tail:,} characters left out)…{text[-tail:]}"
+
+
+def quoted(value: object, limit: int = SHOWN_CHARACTERS) -> str:
+    """A value for a message: a string quoted as Python quotes it (so control
+    characters are escapes) and :func:`clipped`; anything else as :func:`repr` gives it.
+
+    >>> quoted("q\\x1b1")
+    "'q\\\\x1b1'"
+    """
+    if isinstance(value, str):
+        return repr(clipped(value, limit))
+    return clipped(repr(value), limit)
+
+
+def shown_id(value: object, limit: int = SHOWN_CHARACTERS) -> str:
+    """An id for a terminal line, unquoted: :func:`clipped`, then :func:`terminal_text`."""
+    return terminal_text(clipped(str(value), limit))
 
 
 def _visible(match: re.Match[str]) -> str:
@@ -38,6 +81,15 @@ def terminal_text(text: object) -> str:
     'q1\\\\x1b[2J\\\\u202e'
     """
     return _UNSAFE.sub(_visible, str(text))
+
+
+def terminal_lines(text: object) -> str:
+    """:func:`terminal_text` of every line of ``text``, its ``\\n`` line breaks kept.
+
+    >>> terminal_lines("a\\x07\\nb")
+    'a\\\\x07\\nb'
+    """
+    return "\n".join(terminal_text(line) for line in str(text).split("\n"))
 
 
 def markdown_code(text: object) -> str:

@@ -100,7 +100,7 @@ DATASET_CASES = (
                 "documents: [{id: d1, text: alpha beta gamma}]\n"
                 "chunks: [{id: c1, doc_id: d1, start: 0, end: 5, metadata: {a: "
                 + "[" * 500 + "]" * 500 + "}}]\n",
-                "chunks[0].metadata.a: nested deeper than 100 levels"),
+                "chunks[0].metadata.a (chunk 'c1', line 2): nested deeper than 100 levels"),
     DatasetCase("expected-metadata-nested-too-deeply",
                 '{"expected_metadata": {"c1": {"tags": ' + "[" * 150 + "]" * 150 + "}}}",
                 "expected_metadata.c1.tags: nested deeper than 100 levels", name="gold.json"),
@@ -132,7 +132,7 @@ DATASET_CASES = (
     DatasetCase("unknown-key", "querys: []\n", "querys: unknown key (did you mean 'queries'?)"),
     DatasetCase("unknown-key-in-a-run-entry",
                 "queries: [{id: q1}]\nrun: {q1: {retreived_ids: [a]}}\n",
-                "run.q1.retreived_ids: unknown key (did you mean 'retrieved_ids'?)"),
+                "run.q1.retreived_ids (line 2): unknown key (did you mean 'retrieved_ids'?)"),
     DatasetCase("duplicate-key-yaml", "queries: []\nqueries: []\n",
                 "line 2, column 1: invalid YAML: duplicate key 'queries'"),
     DatasetCase("duplicate-key-json", '{"queries": [], "queries": []}',
@@ -141,36 +141,40 @@ DATASET_CASES = (
                 "format: expected 'pytest-rag/v1', got a string 'pytest-rag/v2'"),
     # -- wrong types
     DatasetCase("wrong-type", "queries: {id: q1}\n",
-                "queries: expected a list, got a mapping {'id': 'q1'}"),
+                "queries (line 1): expected a list, got a mapping {'id': 'q1'}"),
     DatasetCase("wrong-type-of-k", "params: {k: two}\n",
-                "params.k: expected a whole number, got a string 'two'"),
+                "params.k (line 1): expected a whole number, got a string 'two'"),
     DatasetCase("unquoted-date-id", "queries: [{id: 2024-05-01}]\n",
-                "queries[0].id: expected a string, got a date 2024-05-01"),
+                "queries[0].id (line 1): expected a string, got a date 2024-05-01"),
     # -- ids
-    DatasetCase("empty-id", "queries: [{id: ''}]\n", "queries[0].id: an id must not be empty"),
+    DatasetCase("empty-id", "queries: [{id: ''}]\n",
+                "queries[0].id (line 1): an id must not be empty"),
     DatasetCase("repeated-id", "queries: [{id: q1}, {id: q1}]\n",
-                "queries[1].id: duplicate query id 'q1'"),
+                "queries[1].id (query 'q1', line 1): duplicate query id 'q1'"),
     DatasetCase("run-key-not-a-query", "queries: [{id: q1}]\nrun: {q2: {answer: x}}\n",
-                "run.q2: query 'q2' is not in 'queries'"),
+                "run.q2 (line 2): query 'q2' is not in 'queries'"),
     # -- offsets and located text
     DatasetCase("offset-past-the-end", DOC + "chunks: [{id: c, start: 0, end: 9}]\n",
-                "chunks[0].end: 9 is past the end of document 'd' (3 characters)"),
+                "chunks[0].end (chunk 'c', line 2): 9 is past the end of document 'd' "
+                "(3 characters)"),
     DatasetCase("start-without-end", DOC + "chunks: [{id: c, start: 0}]\n",
-                "chunks[0]: give both 'start' and 'end', or neither"),
+                "chunks[0] (chunk 'c', line 2): give both 'start' and 'end', or neither"),
     DatasetCase("text-not-in-the-document", DOC + "chunks: [{id: c, text: zzz}]\n",
-                "chunks[0].text: 'zzz' not found in document 'd' at or after character 0"),
+                "chunks[0].text (chunk 'c', line 2): 'zzz' not found in document 'd' at or after "
+                "character 0"),
     # -- numbers
     DatasetCase("nan-latency-yaml", "queries: [{id: q1}]\nrun: {q1: {latency_ms: .nan}}\n",
-                "run.q1.latency_ms: must be a finite number, got nan"),
+                "run.q1.latency_ms (line 2): must be a finite number, got nan"),
     DatasetCase("nan-cost-json", '{"queries": [{"id": "q1"}], "run": {"q1": {"cost_usd": NaN}}}',
-                "run.q1.cost_usd: must be a finite number, got nan", name="gold.json"),
+                "run.q1.cost_usd (line 1): must be a finite number, got nan", name="gold.json"),
     DatasetCase("infinite-vector", DOC + "chunks: [{id: c, start: 0, end: 3}]\n"
                 "vectors: {chunks: {c: [1, .inf]}}\n",
                 "vectors.chunks.c[1]: must be a finite number, got inf"),
     DatasetCase("negative-latency", "queries: [{id: q1}]\nrun: {q1: {latency_ms: -1}}\n",
-                "run.q1.latency_ms: must be >= 0, got -1"),
+                "run.q1.latency_ms (line 2): must be >= 0, got -1"),
     DatasetCase("grade-too-large", "queries: [{id: q1, relevant: {a: 1000}}]\n",
-                "queries[0].relevant.a: a grade must be <= 100 (its nDCG gain is 2**grade - 1), "
+                "queries[0].relevant.a (query 'q1', line 1): a grade must be <= 100 (its nDCG "
+                "gain is 2**grade - 1), "
                 "got 1000"),
     DatasetCase("vector-dimensions", DOC + "chunks: [{id: c, start: 0, end: 1}, "
                 "{id: e, start: 1, end: 3}]\nvectors: {chunks: {c: [1, 0], e: [1, 0, 0]}}\n",
@@ -189,18 +193,21 @@ DATASET_CASES = (
                 "run.q1.context_ids[1]: unknown chunk 'nope': token metrics need its span"),
     # -- path: documents ("### Rules": they stay in the dataset's folder)
     DatasetCase("path-outside-the-folder", "documents: [{id: d, path: ../outside.txt}]\n",
-                "documents[0].path: '../outside.txt' is outside the dataset's folder '{dir}' "
+                "documents[0].path (document 'd', line 1): '../outside.txt' is outside the "
+                "dataset's folder '{dir}' "
                 f"{OUTSIDE_HINT}",
                 name="data/gold.yaml", files={"outside.txt": "abc"}, allowed_by_outside_paths=True),
     DatasetCase("path-document-missing", "documents: [{id: d, path: doc.md}]\n",
-                "documents[0].path: document file 'doc.md' not found (looked at '{dir}/doc.md')"),
+                "documents[0].path (document 'd', line 1): document file 'doc.md' not found "
+                "(looked at '{dir}/doc.md')"),
     DatasetCase("path-document-over-the-size-limit", "documents: [{id: d, path: big.txt}]\n",
-                f"documents[0].path: document file 'big.txt' is {DOCUMENT_OVERSIZE} bytes, over "
-                f"the limit of {MAX_DOCUMENT_BYTES} bytes (16 MiB)",
+                f"documents[0].path (document 'd', line 1): document file 'big.txt' is "
+                f"{DOCUMENT_OVERSIZE} bytes, over the limit of {MAX_DOCUMENT_BYTES} bytes (16 MiB)",
                 files={"big.txt": DOCUMENT_OVERSIZE}),
     DatasetCase("path-document-of-200-mb", "documents: [{id: d, path: big.txt}]\n",
-                "documents[0].path: document file 'big.txt' is 200000000 bytes, over the limit "
-                f"of {MAX_DOCUMENT_BYTES} bytes (16 MiB)", files={"big.txt": 200_000_000}),
+                "documents[0].path (document 'd', line 1): document file 'big.txt' is "
+                f"200000000 bytes, over the limit of {MAX_DOCUMENT_BYTES} bytes (16 MiB)",
+                files={"big.txt": 200_000_000}),
 )
 
 # -- baselines ("### Baselines": corrupt, other format, newer version, missing) ----------

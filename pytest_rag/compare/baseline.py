@@ -11,6 +11,7 @@ overwritten unless an update is asked for.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -90,6 +91,20 @@ def _check_gold(gold: object, place: str, bad: Callable[[str, str], BaselineErro
     documents = gold.get("documents")
     if documents is not None and not isinstance(documents, str):
         raise bad(f"{place}.documents", f"expected a fingerprint string, got {_short(documents)}")
+
+
+def _check_finite(value: object, place: str, bad: Callable[[str, str], BaselineError]) -> None:
+    """No NaN or infinity anywhere in ``value`` (JSON has none; the writer could not
+    write the file back)."""
+    stack: list[tuple[str, object]] = [(place, value)]
+    while stack:
+        where, item = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            raise bad(where, f"{item!r} is not a JSON number (NaN and infinity are not)")
+        if isinstance(item, dict):
+            stack.extend((f"{where}.{key}", child) for key, child in item.items())
+        elif isinstance(item, list):
+            stack.extend((f"{where}[{i}]", child) for i, child in enumerate(item))
 
 
 def _unreadable(values: Mapping[str, object]) -> list[str]:
@@ -246,6 +261,7 @@ class Baseline:
                     for query in _unreadable(values)[:1]:
                         raise bad(f"{place}.per_query.{key}[{query!r}]",
                                   _not_representable(values[query]))
+                _check_finite(entry, place, bad)  # settings, gold and the rest
         return cls(tests, version)
 
     def entry(self, nodeid: str, stage: str) -> Mapping[str, Any] | None:
@@ -353,25 +369,36 @@ class Baseline:
                 "tests": {nodeid: {stage: pack_entry(entry) for stage, entry in stages.items()}
                           for nodeid, stages in self.tests.items()}}
 
-    def save(self, path: Path) -> None:
+    def save(self, path: Path, *, root: Path | None = None) -> None:
         """Write atomically (:func:`pytest_rag.atomic.write_atomically`): a temporary file
-        beside ``path``, fsync, then rename; a symlink is written through.
+        beside ``path``, fsync, then rename; a symlink is written through when it stays
+        inside ``root`` (the run's root; the current folder when ``None``).
 
         Raises
         ------
         BaselineError
-            When the file would be larger than the reader accepts
-            (:data:`~pytest_rag.dataset.parser.MAX_FILE_BYTES`); nothing is written.
+            When the reader would refuse the file: larger than it accepts
+            (:data:`~pytest_rag.dataset.parser.MAX_FILE_BYTES`) or holding a value it
+            refuses (a stored tolerance of 1e301); checked before writing, so nothing
+            is written then and every later run can still read the old file.
+        OSError
+            When it cannot be written.
         """
-        data = dumps_baseline({"format": BASELINE_FORMAT, "version": BASELINE_VERSION,
-                               "tests": self.tests}).encode("utf-8")
+        text = dumps_baseline({"format": BASELINE_FORMAT, "version": BASELINE_VERSION,
+                               "tests": self.tests})
+        data = text.encode("utf-8")
         if len(data) > MAX_FILE_BYTES:
             raise BaselineError(
                 f"baseline file {str(path)!r} not written: it would be {len(data):,} bytes, "
                 f"more than the {MAX_FILE_BYTES:,} bytes ({MAX_FILE_BYTES / 2**20:g} MiB) a "
                 "baseline may have to be read back; the old file is kept (split the gold set "
                 "over several tests to record fewer queries per file entry)")
-        write_atomically(path, data)
+        try:
+            Baseline.from_json(json.loads(text), str(path), kind="baseline to write")
+        except BaselineError as error:
+            raise BaselineError(f"baseline file {str(path)!r} not written: its reader would "
+                                f"refuse it ({error}); the old file is kept") from None
+        write_atomically(path, data, root=Path.cwd() if root is None else root)
 
 
 #: Statuses that say the metric could not be compared like with like: shown loudly,

@@ -77,7 +77,7 @@ def _records(scores: Baseline) -> list[StageRecord]:
         for stage, entry in stages.items():
             values = {key: (metric.get("value") if isinstance(metric, Mapping) else metric)
                       for key, metric in entry["metrics"].items()}
-            gold = entry.get("gold", {})
+            gold = entry.get("gold") or {}  # null: no gold fingerprints, as the reader takes it
             name = stage[len(entry_stage(stage)) + 1:-1] or None  # "retrieval[bm25]": bm25
             records.append(StageRecord(nodeid, entry_stage(stage), values,
                                        entry.get("per_query", {}), entry.get("settings", {}),

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..dataset.fields import gold_attributes
+from ..escaping import shown_id
 from ..registry import MetricSpec, need_alternatives
 
 if TYPE_CHECKING:
@@ -122,7 +123,7 @@ class GoldChange:
 
 
 def _ids(ids: tuple[str, ...]) -> str:
-    shown = ", ".join(ids[:SHOWN_IDS])
+    shown = ", ".join(map(shown_id, ids[:SHOWN_IDS]))
     return shown + (f", +{len(ids) - SHOWN_IDS} more" if len(ids) > SHOWN_IDS else "")
 
 

@@ -29,6 +29,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from ..errors import similar_file
 from ..text.locate import line_column
 
 __all__ = [
@@ -224,7 +225,8 @@ def read_document(name: str, base: Path, *, allow_outside: bool) -> tuple[str, s
         raise DocumentUnreadable(f"document file {name!r} {error}") from None
     except (FileNotFoundError, NotADirectoryError):
         raise DocumentUnreadable(
-            f"document file {name!r} not found (looked at {str(path)!r})") from None
+            f"document file {name!r} not found (looked at {str(path)!r})"
+            f"{similar_file(path, name)}") from None
     except OSError as error:
         raise DocumentUnreadable(
             f"cannot read document file {name!r}: {error.strerror or error}") from None

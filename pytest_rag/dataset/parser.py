@@ -15,10 +15,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
+from ..errors import did_you_mean
 from ..errors import show_value as _show
 from ..registry import REGISTRY, STAGES
 from ..settings import SETTINGS, SettingError, check_settings
-from ..text.locate import locate
+from ..text.locate import locate, nearest_text
 from .bounded_read import DocumentUnreadable, read_document
 from .columns import plain_chunks, plain_queries, plain_run, plain_spans, stack_vectors
 from .fields import QUERY, RUN, Field
@@ -195,8 +196,8 @@ class FormatChecks(ValueChecks):
         if doc_id not in self.documents:
             known = ", ".join(map(repr, list(self.documents)[:5]))
             more = ", ..." if len(self.documents) > 5 else ""
-            self.fail(place, f"unknown document {doc_id!r} (known: {known}{more})"
-                      if self.documents
+            self.fail(place, f"unknown document {doc_id!r}{did_you_mean(doc_id, self.documents)} "
+                             f"(known: {known}{more})" if self.documents
                       else f"unknown document {doc_id!r} (there are no documents)")
         return doc_id
 
@@ -254,7 +255,9 @@ class FormatChecks(ValueChecks):
                     if span is None:
                         self.fail(f"{where}.text", f"{_show(text)} not found in document "
                                                    f"{doc_id!r} at or after character "
-                                                   f"{search_from.get(doc_id, 0)}")
+                                                   f"{search_from.get(doc_id, 0)}" + nearest_text(
+                                                       self.documents[doc_id].text, text,
+                                                       search_from.get(doc_id, 0)))
                 elif raw.get("text") is not None:
                     self.string(raw["text"], f"{where}.text")
                 metadata = raw.get("metadata")
@@ -378,7 +381,8 @@ class FormatChecks(ValueChecks):
                                                 "give 'start' and 'end'")
                 offsets = locate(self.documents[doc_id].text, quote, 0)
                 if offsets is None:
-                    self.fail(f"{where}.quote", f"{_show(quote)} not found in document {doc_id!r}")
+                    self.fail(f"{where}.quote", f"{_show(quote)} not found in document {doc_id!r}"
+                              + nearest_text(self.documents[doc_id].text, quote))
             spans[EvidenceSpan(doc_id, offsets[0], offsets[1])] = None
         return tuple(spans)
 

@@ -56,7 +56,7 @@ class BaselineMaintenance:
         # its own changes to the file as it is now, so both survive.
         with contextlib.ExitStack() as held:
             try:
-                held.enter_context(exclusive(options.baseline_path))
+                held.enter_context(exclusive(options.baseline_path, root=self.session.config.rootpath))
             except OSError as error:  # the folder cannot be made or opened
                 self._not_written(session, error)
                 return
@@ -180,11 +180,11 @@ class BaselineMaintenance:
             self._note(f"baseline {options.baseline_path} unchanged")
             return
         try:
-            updated.save(options.baseline_path)
+            updated.save(options.baseline_path, root=self.session.config.rootpath)
         except OSError as error:
             self._not_written(session, error)
             return
-        except BaselineError as error:  # larger than its reader accepts: the old file stays
+        except BaselineError as error:  # its reader would refuse it: the old file stays
             self._note(str(error))
             session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
             return

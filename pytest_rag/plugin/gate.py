@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ..escaping import terminal_text
+from ..escaping import shown_id, terminal_lines, terminal_text
 from ..formatting import number_text
 from .session import item_state_key
 from .transport import PAYLOAD, make_payload
@@ -257,7 +257,7 @@ class GatePlugin:
                 lines.append(f"  {diff.key} is no longer measured: "
                              f"{record.missing.get(diff.key, 'not measured')}")
             if diff.worse_queries:
-                shown = ", ".join(f"{terminal_text(q)} {_fmt(a)} -> {_fmt(b)}"
+                shown = ", ".join(f"{shown_id(q)} {_fmt(a)} -> {_fmt(b)}"
                                   for q, a, b in diff.worse_queries[:5])
                 more = (f" (+{len(diff.worse_queries) - 5} more)"
                         if len(diff.worse_queries) > 5 else "")
@@ -280,11 +280,12 @@ class GatePlugin:
             lost = self._lost_stage_lines(item.nodeid, set())
             if lost and report.passed:  # recorded nothing this time: every gate is gone
                 report.outcome = "failed"
-                report.longrepr = "\n".join(_message(lost, [], self.options.baseline_path.name))
+                report.longrepr = "\n".join(map(terminal_lines, _message(
+                    lost, [], self.options.baseline_path.name)))
             return report
         message_lines, payload, regressed = self._finish_item(item, state)
         if message_lines:
-            message = "\n".join(message_lines)
+            message = "\n".join(map(terminal_lines, message_lines))
             if report.skipped and hasattr(report, "wasxfail") and regressed and (
                     self.options.strict):
                 # xfail covers the test's own failure, not a worse pipeline.

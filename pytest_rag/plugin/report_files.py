@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from ..atomic import write_atomically
+from ..atomic import output_target, write_atomically
 from .session import is_worker
 
 if TYPE_CHECKING:
@@ -75,15 +75,16 @@ class ReportFiles:
             if path is None:
                 continue
             try:
+                output_target(path, run.config.rootpath)  # before a folder is made
                 path.parent.mkdir(parents=True, exist_ok=True)
-                write(path, scorecard)
+                write(path, scorecard, run.config.rootpath)
                 run.notes.append(f"wrote {path}")
             except OSError as error:
                 run.notes.append(f"could not write {path}: {error.strerror or error}")
                 session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
         run.config.hook.pytest_rag_scorecard(config=run.config, scorecard=scorecard)
 
-    def _write_html_report(self, path: Path, scorecard: Scorecard) -> None:
+    def _write_html_report(self, path: Path, scorecard: Scorecard, root: Path) -> None:
         from ..reports.html import render_html
 
         run = self.session
@@ -91,7 +92,7 @@ class ReportFiles:
                    for record in run.results.records if record.details}
         baseline = run.baseline if self.options.compare else None
         text = render_html(scorecard, details, baseline=baseline, specs=run.specs)
-        write_atomically(path, text.encode("utf-8"))
+        write_atomically(path, text.encode("utf-8"), root=root)
 
     def _scorecard_wanted(self) -> bool:
         """Whether anything was recorded, or a report or a hook wants even an empty scorecard."""
@@ -100,17 +101,18 @@ class ReportFiles:
                     or self.session.reports_wanted())
 
 
-def _write_json_report(path: Path, scorecard: Scorecard) -> None:
+def _write_json_report(path: Path, scorecard: Scorecard, root: Path) -> None:
     import json
 
     text = json.dumps(scorecard.to_json(), indent=2, sort_keys=True, allow_nan=False)
-    write_atomically(path, (text + "\n").encode("utf-8"))
+    write_atomically(path, (text + "\n").encode("utf-8"), root=root)
 
 
-def _append_markdown_report(path: Path, scorecard: Scorecard) -> None:
+def _append_markdown_report(path: Path, scorecard: Scorecard, root: Path) -> None:
     """Append, as a CI step summary expects (a new or empty file is simply written); what
     the file held stays, whatever happens to the append, and a device such as
     ``/dev/stdout`` works, so this one is not replaced atomically."""
+    output_target(path, root)
     with path.open("a", encoding="utf-8") as stream:
         stream.write(scorecard.markdown() + "\n")
 

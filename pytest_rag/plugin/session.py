@@ -24,11 +24,16 @@ is merged.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+
+from ..atomic import output_target
+from ..errors import similar_file
+from ..escaping import terminal_lines
 
 # The rest is imported where it is used: pytest_configure creates the session
 # on every run, also when no test uses the plugin, and must stay cheap.
@@ -53,6 +58,26 @@ def is_worker(config: pytest.Config) -> bool:
     return hasattr(config, "workerinput")
 
 
+def _check_paths(options: RagOptions, root: Path) -> None:
+    """A usage error before any test runs for a configured dataset or run file that does
+    not exist (one error, not one per test), and for an output that links lead out of
+    the project (checked again when written: :func:`~pytest_rag.atomic.output_target`)."""
+    for path, what in ((options.dataset_path, "--rag-dataset / ini rag_dataset"),
+                       (options.run_path, "--rag-run / ini rag_run")):
+        if path is not None and not os.path.exists(path):
+            raise pytest.UsageError(terminal_lines(f"pytest-rag: {path}: file not found "
+                                                   f"({what}){similar_file(path, str(path))}"))
+    written = [options.report_json, options.report_md, options.report_html, options.export_dir]
+    if options.update or options.prune:
+        written.append(options.baseline_path)
+    for path in written:
+        if path is not None:
+            try:
+                output_target(path, root)
+            except OSError as error:
+                raise pytest.UsageError(f"pytest-rag: {path}: cannot write: {error}") from None
+
+
 class RagSession:
     """Per-run state of the plugin; the feature plugins read and fill it."""
 
@@ -66,6 +91,7 @@ class RagSession:
         self.specs = specs
         self.datasets: dict[tuple[Path, Path | None], Dataset] = {}
         self.baseline: Baseline | None = None
+        _check_paths(options, config.rootpath)
         if options.compare or options.update or options.prune:
             # Updating creates a missing file, also at a path given with --rag-baseline=PATH.
             self.baseline = self._load_baseline(required=options.compare and not options.update)
@@ -95,7 +121,7 @@ class RagSession:
         try:
             return Baseline.load(path)
         except BaselineError as error:
-            raise pytest.UsageError(f"pytest-rag: {error}") from None
+            raise pytest.UsageError(terminal_lines(f"pytest-rag: {error}")) from None
 
     def _check_metric_keys(self, baseline: Baseline) -> None:
         """A baseline metric that no metric defines (a custom metric renamed or no longer
@@ -131,7 +157,7 @@ class RagSession:
                     path, run=run, allow_outside_paths=self.options.allow_outside_paths,
                     relevance_level=self.options.relevance_level)
             except DatasetError as error:
-                message = f"pytest-rag: {error}"
+                message = terminal_lines(f"pytest-rag: {error}")
             else:
                 return self.datasets[key]
             # Outside the except clause, so the report shows no chained DatasetError.

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from ..escaping import terminal_lines, terminal_text
 from .session import is_worker
 
 if TYPE_CHECKING:
@@ -37,7 +38,7 @@ class Summary:
             terminalreporter.write_sep("=", "RAG scorecard")
             width = run.config.get_terminal_writer().fullwidth
             for line in scorecard.lines(full=full, limit=SCREENFUL, sweep_width=width):
-                terminalreporter.write_line(line)
+                terminalreporter.write_line(terminal_text(line))
             counts = scorecard.counts()
             improved = counts.get("improved", 0)
             worse = counts.get("REGRESSED", 0) + counts.get("LOST", 0) + counts.get("FAIL", 0)
@@ -47,7 +48,8 @@ class Summary:
                     f"{improved} metric{'s' if improved != 1 else ''} improved: the baseline "
                     "can be tightened (--rag-update-baseline)")
         for note in [*run.results.notes, *self._unsettled(), *run.notes]:
-            terminalreporter.write_line(f"pytest-rag: {note}")
+            # ids of tests and queries in it: escaped like every line
+            terminalreporter.write_line(terminal_lines(f"pytest-rag: {note}"))
 
     def _unsettled(self) -> list[str]:
         """Without ``--rag-strict``, the stage reports that were not compared like with like

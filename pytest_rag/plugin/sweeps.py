@@ -52,8 +52,8 @@ def variant_payload(item: pytest.Item, reports: Mapping[str, Report],
     names a wrong marker argument."""
     if getattr(item, "callspec", None) is None and item.get_closest_marker("rag_knobs") is None:
         return None, None
-    from ..compare.sweeps.costs import variant_costs
     from ..compare.sweeps import SweepRule, Variant
+    from ..compare.sweeps.costs import variant_costs
 
     rule = None
     error = None

@@ -170,6 +170,13 @@ section{break-before:auto}
 
 
 # -- formatting ------------------------------------------------------------------
+def _id(text: object) -> str:
+    """An id in running text or a list: escaped and isolated from the text direction
+    around it (``<bdi>``), so a right-to-left override in it turns nothing else around
+    (``<code>`` elements are isolated by the style sheet)."""
+    return f"<bdi>{_e(text)}</bdi>"
+
+
 def _count(tag: str, count: int, field: str, key: str, css: str = "") -> str:
     """A count of the report's ``summary`` (or of test outcomes), shown as it is."""
     return _number(tag, count, text=str(count), css=css, data_field=field, data_key=key)
@@ -545,10 +552,10 @@ def _id_list(ids: Sequence[str], grades: Mapping[str, Any]) -> str:
     for chunk_id in ids:
         grade = grades.get(chunk_id)
         if grade is not None and grade > 0:
-            items.append(f'<li class="rel">{_e(chunk_id)} ✓ <span class="grade">grade '
+            items.append(f'<li class="rel">{_id(chunk_id)} ✓ <span class="grade">grade '
                          f"{_e(grade)}</span></li>")
         else:
-            items.append(f"<li>{_e(chunk_id)}</li>")
+            items.append(f"<li>{_id(chunk_id)}</li>")
     return f'<ol class="ids">{"".join(items)}</ol>'
 
 
@@ -590,7 +597,7 @@ def _query(entry: ScoreEntry, query: Mapping[str, Any]) -> str:
             found = chunk_id in listed
             css = "rel" if found else ("missed" if grade and grade > 0 else "")
             mark = " ✓" if found else (" ✗" if grade and grade > 0 else "")
-            items.append(f"<li{_attrs(class_=css or None)}>{_e(chunk_id)}{mark} "
+            items.append(f"<li{_attrs(class_=css or None)}>{_id(chunk_id)}{mark} "
                          f'<span class="grade">grade {_e(grade)}</span></li>')
         total = query.get("relevant_total", len(grades))
         more = f", first {len(grades)}" if total > len(grades) else ""
@@ -609,8 +616,8 @@ def _query(entry: ScoreEntry, query: Mapping[str, Any]) -> str:
     for key, title in (("required_facts", "Required facts"), ("cited", "Cited ids"),
                        ("expected_citations", "Expected citations")):
         if key in query:  # an empty list of cited ids: nothing was cited
-            names = ", ".join(map(str, query[key])) or "none"
-            body.append(f"<h4>{title}</h4><p>{_e(names)}</p>")
+            names = ", ".join(map(_id, query[key])) or "none"
+            body.append(f"<h4>{title}</h4><p>{names}</p>")
     measured, missing = [], []
     for key, values in entry.per_query.items():
         if query_id not in values:

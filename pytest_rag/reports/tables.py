@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..escaping import terminal_text
 from ..formatting import delta_text, number_text, p_value_text
 from ..registry import REGISTRY, STAGES, MetricSpec, describe_need
 from ..stages.report import Report
@@ -84,7 +85,7 @@ def render_diff(rows: list[DiffRow], *, show_all: bool = False) -> str:
         shown = [d for d in group if show_all or d.status not in ("unchanged", "info")]
         if not shown:
             continue
-        out.append(f"{nodeid} [{stage}]")
+        out.append(terminal_text(f"{nodeid} [{stage}]"))
         table: list[Any] = []
         for d in shown:
             p_value = "" if d.p_value is None else p_value_text(d.p_value)

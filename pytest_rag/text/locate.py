@@ -15,11 +15,15 @@ last words may be a suffix and a prefix of a text word.  (A regular expression
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
-__all__ = ["line_column", "locate"]
+from ..escaping import quoted
+
+__all__ = ["line_column", "locate", "nearest_text"]
 
 _WORDS = re.compile(r"\S+")
+#: Characters shown on each side where a quote and its document part.
+_CONTEXT = 30
 
 
 def _failure(pattern: list[str]) -> list[int]:
@@ -117,3 +121,53 @@ def line_column(text: str, offset: int) -> str:
     line = text.count("\n", 0, offset) + 1
     column = offset - (text.rfind("\n", 0, offset) + 1) + 1
     return f"line {line}, column {column}"
+
+
+def _longest(found: Callable[[int], bool], most: int) -> int:
+    """The largest ``n`` in ``0..most`` with ``found(n)``, ``found`` being monotonic."""
+    low, high = 0, most
+    while low < high:
+        middle = (low + high + 1) // 2
+        if found(middle):
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def nearest_text(text: str, needle: str, search_from: int = 0) -> str:
+    """For a ``needle`` that :func:`locate` does not find in ``text`` at or after
+    ``search_from``: where the longest beginning (or end) of it is found, and the text on
+    both sides where they part, as the end of a message (``""`` when what is found is
+    too short to tell: a quarter of the needle or less).
+
+    A beginning found means every shorter beginning is found too, so a binary
+    search over its length takes a logarithmic number of linear searches.
+
+    >>> hint = nearest_text("Ends in 30 days.", "in 30 dayz")
+    >>> hint.split(", which ")  # doctest: +NORMALIZE_WHITESPACE
+    ['; its first 9 characters are at character 5 of the document',
+     "goes on 's.' where the quote has 'z'"]
+    """
+    if search_from:
+        earlier = locate(text, needle)
+        if earlier is not None:
+            return (f"; it is at character {earlier[0]}, before the search start (chunks "
+                    "given by text are located in order, each after the one before)")
+    head = _longest(lambda n: locate(text, needle[:n], search_from) is not None, len(needle))
+    tail = _longest(lambda n: locate(text, needle[len(needle) - n:], search_from) is not None,
+                    len(needle))
+    if max(head, tail) <= max(2, len(needle) // 4):
+        return ""
+    if head >= tail:
+        span = locate(text, needle[:head], search_from)
+        assert span is not None
+        return (f"; its first {head} characters are at character {span[0]} of the document, "
+                f"which goes on {quoted(text[span[1]:span[1] + _CONTEXT])} where the quote "
+                f"has {quoted(needle[head:head + _CONTEXT])}")
+    cut = len(needle) - tail
+    span = locate(text, needle[cut:], search_from)
+    assert span is not None
+    return (f"; its last {tail} characters are at character {span[0]} of the document, "
+            f"which has {quoted(text[max(0, span[0] - _CONTEXT):span[0]])} before them where "
+            f"the quote has {quoted(needle[max(0, cut - _CONTEXT):cut])}")

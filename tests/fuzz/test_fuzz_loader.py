@@ -39,6 +39,8 @@ from hypothesis import strategies as st
 import pytest_rag
 from pytest_rag import DatasetError, load_dataset, parse_dataset
 from pytest_rag.dataset import parser as parser_module
+from pytest_rag.dataset.loading import located
+from pytest_rag.dataset.sources.lines import read_dataset_text
 
 
 @pytest.fixture(scope="module")
@@ -122,7 +124,9 @@ def _same_outcome(path: Path, decoded: Any) -> None:
     note(f"file: {from_file!r}\ndirect: {direct!r}")
     if isinstance(direct, DatasetError):
         assert isinstance(from_file, DatasetError)
-        assert str(from_file) == str(direct)
+        # The file's error adds the record's id and the line to the same place and problem.
+        text = read_dataset_text(path)
+        assert str(from_file) == str(located(direct, decoded, text))
     else:
         assert not isinstance(from_file, DatasetError), str(from_file)
     for result in (from_file, direct):

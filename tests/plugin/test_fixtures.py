@@ -163,10 +163,16 @@ def test_evaluate(rag):
     result.stdout.no_fnmatch_line("*Traceback*")
 
 
-def test_missing_dataset_file_fails_the_tests_that_use_it(rag_pytester: pytest.Pytester) -> None:
-    result = rag_pytester.runpytest("-p", "no:cacheprovider", "--rag-dataset", "nope.yaml")
-    result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([f"pytest-rag: {rag_pytester.path / 'nope.yaml'}: file not found"])
+def test_a_missing_dataset_file_is_one_usage_error(rag_pytester: pytest.Pytester) -> None:
+    rag_pytester.makepyfile(test_more="def test_b(rag):\n    rag.retrieval()\n\n\n"
+                                      "def test_c(rag_dataset):\n    pass\n")
+    for option in ("--rag-dataset", "--rag-run"):
+        result = rag_pytester.runpytest("-p", "no:cacheprovider", option, "nope.yaml")
+        assert result.ret == pytest.ExitCode.USAGE_ERROR
+        assert "failed" not in result.stdout.str()  # no test ran: not one failure per test
+        name = option.removeprefix("--").replace("-", "_")
+        result.stderr.fnmatch_lines([f"ERROR: pytest-rag: {rag_pytester.path / 'nope.yaml'}: "
+                                     f"file not found ({option} / ini {name})"])
 
 
 def test_rag_without_dataset_takes_inputs_only(pytester: pytest.Pytester) -> None:
@@ -185,8 +191,10 @@ def test_inputs(rag):
 
 @pytest.mark.parametrize(("text", "message"), [
     ("queries:\n  - {id: q1, relevnt: [a]}\n",
-     "*gold.yaml: queries[[]0[]].relevnt: unknown key (did you mean 'relevant'?)"),
-    ("queries:\n  - {id: q1}\n  - {id: q1}\n", "*gold.yaml: queries[[]1[]].id: *q1*"),
+     "*gold.yaml: queries[[]0[]].relevnt (query 'q1', line 2): unknown key "
+     "(did you mean 'relevant'?)"),
+    ("queries:\n  - {id: q1}\n  - {id: q1}\n",
+     "*gold.yaml: queries[[]1[]].id (query 'q1', line 3): *q1*"),
 ])
 def test_bad_dataset_fails_with_the_loader_message_and_no_traceback(
         rag_pytester: pytest.Pytester, text: str, message: str) -> None:
@@ -404,8 +412,8 @@ def test_document(rag_dataset):
     pytester.makefile(".ini", pytest="[pytest]\nrag_dataset = data/gold.yaml\n")
     result = pytester.runpytest("-p", "no:cacheprovider")
     result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(["pytest-rag: *gold.yaml: documents[[]0[]].path: '../doc.md' is "
-                                 "outside the dataset's folder*"])
+    result.stdout.fnmatch_lines(["pytest-rag: *gold.yaml: documents[[]0[]].path (document 'd', "
+                                 "line 2): '../doc.md' is outside the dataset's folder*"])
     pytester.makefile(".ini", pytest="[pytest]\nrag_dataset = data/gold.yaml\n"
                                      "rag_allow_outside_paths = true\n")
     pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)

@@ -64,10 +64,10 @@ def pytest_configure(config):
     ROLE.append(config.workerinput["workerid"] if hasattr(config, "workerinput") else "controller")
 
 
-def counting_save(self, path):
+def counting_save(self, path, **options):
     with open("saves.log", "a") as log:
         log.write(ROLE[0] + "\\n")
-    _save(self, path)
+    _save(self, path, **options)
 
 
 pytest_rag.compare.baseline.Baseline.save = counting_save

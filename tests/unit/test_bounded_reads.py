@@ -69,7 +69,8 @@ def test_a_document_path_that_is_a_fifo_exits_2(tmp_path: Path) -> None:
     done = cli("evaluate", str(gold))
     assert done.returncode == 2, done.stderr
     assert done.stderr == (
-        f"pytest-rag: error: {gold}: documents[0].path: document file 'doc.txt' is a FIFO "
+        f"pytest-rag: error: {gold}: documents[0].path (document 'd1', line 2): document file "
+        f"'doc.txt' is a FIFO "
         f"(named pipe), not a regular file ({str(tmp_path / 'doc.txt')!r})\n")
 
 

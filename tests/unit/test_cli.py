@@ -78,8 +78,8 @@ def test_bad_input_exits_2_with_the_place_and_no_traceback(tmp_path: Path) -> No
     status, out, err = run_cli("evaluate", str(path))
     assert status == 2
     assert out == ""
-    assert err == (f"pytest-rag: error: {path}: queries[0].expected_evidnce: unknown key "
-                   "(did you mean 'expected_evidence'?)\n")
+    assert err == (f"pytest-rag: error: {path}: queries[0].expected_evidnce (query 'q1', "
+                   "line 1): unknown key (did you mean 'expected_evidence'?)\n")
 
 
 def test_missing_file_exits_2(tmp_path: Path) -> None:
@@ -280,3 +280,12 @@ def test_settings_print_one_way_in_every_output(small_file: Path) -> None:
     assert "chunking (size_limits=[1, 3], boundary_tolerance=0)" in out
     assert settings_text({"size_limits": (1, 3), "abstain_phrases": ("no idea",),
                           "k": 5, "x": None}) == 'size_limits=[1, 3], abstain_phrases=["no idea"], k=5'
+
+
+@pytest.mark.parametrize("flag", ["--k", "--max-context-tokens", "--boundary-tolerance",
+                                  "--relevance-level"])
+def test_a_blank_setting_is_refused_not_taken_as_the_default(
+        small_file: Path, flag: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--k "$K"`` with ``K`` unset must not evaluate at the default K without a word."""
+    assert main(["evaluate", str(small_file), flag, ""]) == 2
+    assert f"argument {flag}: expected a value, got ''" in capsys.readouterr().err

@@ -301,7 +301,8 @@ def test_files_still_hold_mappings_only(tmp_path: Path) -> None:
     gold = tmp_path / "gold.yaml"
     gold.write_text("documents: [{id: faq, text: 'Refunds are paid.'}]\nchunks: [Refunds]\n",
                     encoding="utf-8")
-    with pytest.raises(DatasetError, match=r"chunks\[0\]: expected a mapping, got a string"):
+    with pytest.raises(DatasetError,
+                       match=r"chunks\[0\] \(line 2\): expected a mapping, got a string"):
         load_dataset(gold)
 
 

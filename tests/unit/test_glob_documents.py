@@ -41,8 +41,9 @@ def test_every_matched_file_is_a_document_named_by_its_relative_path(tmp_path: P
 
 
 @pytest.mark.parametrize(("documents", "message"), [
-    ({"glob": "nothing/*.md"}, r"documents\.glob: 'nothing/\*\.md' matches no file"),
-    ({"glob": "/etc/*"}, r"documents\.glob: '/etc/\*': give a pattern relative"),
+    ({"glob": "nothing/*.md"},
+     r"documents\.glob \(line 1\): 'nothing/\*\.md' matches no file"),
+    ({"glob": "/etc/*"}, r"documents\.glob \(line 1\): '/etc/\*': give a pattern relative"),
     ({"glob": ["docs/*.md", 3]}, r"documents\.glob\[1\]"),
     ({"glob": "docs/*.md", "recursive": True}, r"documents.*recursive"),
     ({"glob": "../outside/*.md"}, r"outside the dataset's folder"),

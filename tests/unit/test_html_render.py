@@ -275,8 +275,10 @@ def test_retrieval_details_rank_at_k_and_mark_the_gold() -> None:
     text = render_html(build_scorecard([dataclasses.replace(
         StageRecord.from_report(NODE, report), details=details)], {}, {}, REGISTRY),
         {(NODE, "retrieval"): details})
-    assert '<li class="rel">refunds#0 ✓ <span class="grade">grade 2</span></li>' in text
-    assert '<li class="missed">refunds#1 ✗ <span class="grade">grade 1</span></li>' in text
+    assert ('<li class="rel"><bdi>refunds#0</bdi> ✓ <span class="grade">grade 2</span></li>'
+            in text)
+    assert ('<li class="missed"><bdi>refunds#1</bdi> ✗ <span class="grade">grade 1</span></li>'
+            in text)
 
 
 def test_repeated_ids_count_once_at_their_first_rank() -> None:

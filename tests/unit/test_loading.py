@@ -592,5 +592,6 @@ def test_chroma_spans_match_the_upstream_excerpts() -> None:
 def test_loading_never_returns_a_partial_dataset_on_error(tmp_path: Path) -> None:
     path = tmp_path / "gold.yaml"
     path.write_text("queries:\n  - id: q1\n  - id: q1\n")
-    with pytest.raises(DatasetError, match=r"queries\[1\]\.id: duplicate query id 'q1'$"):
+    with pytest.raises(DatasetError,
+                       match=r"queries\[1\]\.id \(query 'q1', line 3\): duplicate query id 'q1'$"):
         load_dataset(path)

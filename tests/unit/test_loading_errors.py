@@ -193,7 +193,9 @@ CASES = [
                                     "exactly one document; there are 2 documents)"),
     (("chunks", 0, "metadata"), "x", "chunks[0].metadata: expected a mapping, got a string 'x'"),
     (("expected_chunks", 1, "text"), "warranty",
-     "expected_chunks[1].text: 'warranty' not found in document 'b' at or after character 0"),
+     "expected_chunks[1].text: 'warranty' not found in document 'b' at or after character 0; "
+     "its last 7 characters are at character 1 of the document, which has 'W' before them "
+     "where the quote has 'w'"),
     (("expected_chunks", 0, "end"), 99,
      "expected_chunks[0].end: 99 is past the end of document 'a' (75 characters)"),
     (("expected_metadata",), [], "expected_metadata: expected a mapping, got a list []"),
@@ -259,7 +261,9 @@ CASES = [
     (("queries", 0, "expected_evidence", 0, "start"), DROP,
      "queries[0].expected_evidence[0]: give both 'start' and 'end', or neither"),
     (("queries", 0, "expected_evidence", 1, "quote"), "within 31 days",
-     "queries[0].expected_evidence[1].quote: 'within 31 days' not found in document 'a'"),
+     "queries[0].expected_evidence[1].quote: 'within 31 days' not found in document 'a'; its "
+     "first 8 characters are at character 21 of the document, which goes on '0 days of "
+     "purchase.\\nShipping t' where the quote has '1 days'"),
     (("queries", 0, "expected_evidence", 1, "quote"), 5,
      "queries[0].expected_evidence[1].quote: expected a string, got a number 5"),
     (("queries", 0, "expected_evidence", 1, "quote"), "",
@@ -391,7 +395,9 @@ def test_chunk_text_search_start_is_named_in_the_error() -> None:
     data = {"documents": [{"id": "d", "text": "alpha beta alpha"}],
             "chunks": [{"id": "c0", "start": 6, "end": 10}, {"id": "c1", "text": "alpha beta"}]}
     assert error_of(data) == ("gold.yaml: chunks[1].text: 'alpha beta' not found in document "
-                              "'d' at or after character 6")
+                              "'d' at or after character 6; it is at character 0, before the "
+                              "search start (chunks given by text are located in order, each "
+                              "after the one before)")
 
 
 def test_long_values_are_shortened_in_messages() -> None:
@@ -502,9 +508,11 @@ def test_json_nan_and_infinity_are_refused_where_numbers_must_be_finite(tmp_path
     path.write_text('{"vectors": {"chunks": {"c": [0.5, NaN]}}}')
     assert load_error(path) == f"{path}: vectors.chunks.c[1]: must be a finite number, got nan"
     path.write_text('{"queries": [{"id": "q"}], "run": {"q": {"latency_ms": Infinity}}}')
-    assert load_error(path) == f"{path}: run.q.latency_ms: must be a finite number, got inf"
+    assert load_error(path) == (f"{path}: run.q.latency_ms (line 1): must be a finite "
+                                "number, got inf")
     path.write_text('{"queries": [{"id": "q"}], "run": {"q": {"cost_usd": -Infinity}}}')
-    assert load_error(path) == f"{path}: run.q.cost_usd: must be a finite number, got -inf"
+    assert load_error(path) == (f"{path}: run.q.cost_usd (line 1): must be a finite "
+                                "number, got -inf")
 
 
 def test_deeply_nested_json_is_an_error_not_a_crash(tmp_path: Path) -> None:
@@ -534,26 +542,29 @@ def test_yaml_integer_too_long_to_convert_is_an_error(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("text", "message"), [
-    ("queries:\n  - id: 123\n", "queries[0].id: expected a string, got a number 123"),
-    ("queries:\n  - id: 2024-01-01\n", "queries[0].id: expected a string, got a date 2024-01-01"),
+    ("queries:\n  - id: 123\n", "queries[0].id (line 2): expected a string, got a number 123"),
+    ("queries:\n  - id: 2024-01-01\n",
+     "queries[0].id (line 2): expected a string, got a date 2024-01-01"),
     ("queries:\n  - id: 2024-01-01 10:30:00\n",
-     "queries[0].id: expected a string, got a date and time 2024-01-01T10:30:00"),
-    ("queries:\n  - id: yes\n", "queries[0].id: expected a string, got a boolean True"),
-    ("queries:\n  - id: ~\n", "queries[0]: missing required key 'id'"),
-    ("documents:\n  - id: 1.5\n    text: x\n", "documents[0].id: expected a string, got a number 1.5"),
+     "queries[0].id (line 2): expected a string, got a date and time 2024-01-01T10:30:00"),
+    ("queries:\n  - id: yes\n", "queries[0].id (line 2): expected a string, got a boolean True"),
+    ("queries:\n  - id: ~\n", "queries[0] (line 2): missing required key 'id'"),
+    ("documents:\n  - id: 1.5\n    text: x\n", "documents[0].id (line 2): expected a string, "
+     "got a number 1.5"),
     ("vectors:\n  chunks:\n    c: [0.5, .nan]\n", "vectors.chunks.c[1]: must be a finite number, got nan"),
     ("vectors:\n  chunks:\n    c: [.inf]\n", "vectors.chunks.c[0]: must be a finite number, got inf"),
     ("queries: [{id: q}]\nrun:\n  q: {latency_ms: -.inf}\n",
-     "run.q.latency_ms: must be a finite number, got -inf"),
+     "run.q.latency_ms (line 3): must be a finite number, got -inf"),
     ("queries: [{id: q}]\nrun:\n  q: {cost_usd: .NaN}\n",
-     "run.q.cost_usd: must be a finite number, got nan"),
+     "run.q.cost_usd (line 3): must be a finite number, got nan"),
     ("queries: [{id: q}]\nrun:\n  q: {retrieval_latency_ms: -1}\n",
-     "run.q.retrieval_latency_ms: must be >= 0, got -1"),
-    ("queries: [{id: q}]\nrun:\n  123: {}\n", "run: keys must be strings, got a number 123"),
+     "run.q.retrieval_latency_ms (line 3): must be >= 0, got -1"),
+    ("queries: [{id: q}]\nrun:\n  123: {}\n",
+     "run (line 3): keys must be strings, got a number 123"),
     ("queries: [{id: q}]\nrun:\n  q:\n    retrieved_ids: !!set {a, b}\n",
-     "run.q.retrieved_ids: expected a list, got a set "),
+     "run.q.retrieved_ids (line 4): expected a list, got a set "),
     ("documents:\n  - id: d\n    text: !!binary aGVsbG8=\n",
-     "documents[0].text: expected a string, got a bytes b'hello'"),
+     "documents[0].text (document 'd', line 3): expected a string, got a bytes b'hello'"),
     ("format: pytest-rag/v2\n", "format: expected 'pytest-rag/v1', got a string 'pytest-rag/v2'"),
     ("- id: q1\n", "expected a mapping, got a list [{'id': 'q1'}]"),
 ])
@@ -665,28 +676,32 @@ def write_gold(folder: Path, document_path: str, name: str = "gold.yaml") -> Pat
 def test_path_document_missing(tmp_path: Path) -> None:
     gold = write_gold(tmp_path, "docs/none.md")
     looked = tmp_path.resolve() / "docs" / "none.md"
-    assert load_error(gold) == (f"{gold}: documents[0].path: document file 'docs/none.md' not "
+    assert load_error(gold) == (f"{gold}: documents[0].path (document 'd', line 1): document file "
+                                f"'docs/none.md' not "
                                 f"found (looked at {str(looked)!r})")
 
 
 def test_path_document_must_be_utf8(tmp_path: Path) -> None:
     (tmp_path / "latin1.md").write_bytes("caf\xe9".encode("latin-1"))
     gold = write_gold(tmp_path, "latin1.md")
-    assert load_error(gold) == (f"{gold}: documents[0].path: document file 'latin1.md' is not "
+    assert load_error(gold) == (f"{gold}: documents[0].path (document 'd', line 1): document file "
+                                f"'latin1.md' is not "
                                 "UTF-8 text (unexpected end of data at byte 3)")
 
 
 def test_path_document_is_a_directory(tmp_path: Path) -> None:
     (tmp_path / "docs").mkdir()
     gold = write_gold(tmp_path, "docs")
-    assert load_error(gold) == (f"{gold}: documents[0].path: document file 'docs' is a directory "
+    assert load_error(gold) == (f"{gold}: documents[0].path (document 'd', line 1): document file "
+                                f"'docs' is a directory "
                                 f"({str(tmp_path.resolve() / 'docs')!r})")
 
 
 @pytest.mark.parametrize("name", ["", "a\0b"])
 def test_path_document_name_must_be_a_file_name(tmp_path: Path, name: str) -> None:
     gold = write_gold(tmp_path, name)
-    assert load_error(gold) == f"{gold}: documents[0].path: {name!r} is not a file name"
+    assert load_error(gold) == (f"{gold}: documents[0].path (document 'd', line 1): "
+                                f"{name!r} is not a file name")
 
 
 def test_path_outside_the_dataset_folder_is_refused(tmp_path: Path) -> None:
@@ -694,7 +709,8 @@ def test_path_outside_the_dataset_folder_is_refused(tmp_path: Path) -> None:
     gold = write_gold(tmp_path / "data", "../secret.txt")
     root = (tmp_path / "data").resolve()
     assert load_error(gold) == (
-        f"{gold}: documents[0].path: '../secret.txt' is outside the dataset's folder "
+        f"{gold}: documents[0].path (document 'd', line 1): '../secret.txt' is outside the "
+        f"dataset's folder "
         f"{str(root)!r} (allow it with allow_outside_paths=True, --allow-outside-paths on the "
         "command line, or the ini option rag_allow_outside_paths)")
     assert load_dataset(gold, allow_outside_paths=True).documents[0].text == "outside"

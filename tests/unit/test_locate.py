@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis_profiles import budget
 
-from pytest_rag.text.locate import locate
+from pytest_rag.text.locate import locate, nearest_text
 
 
 @pytest.mark.parametrize(("text", "needle", "search_from", "expected"), [
@@ -190,6 +190,24 @@ def test_a_long_quote_in_repetitive_text() -> None:
     text = " ".join(["the"] * 40_000) + " end"
     needle = "\n".join(["the"] * 9_999 + ["end"])
     assert locate(text, needle) == (4 * 30_001, len(text))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text("ab \n", max_size=40), st.text("abc \n", min_size=1, max_size=20))
+def test_nearest_text_tells_the_truth(text: str, needle: str) -> None:
+    """What the hint says is found is found there; an unfound needle gets no false hint."""
+    if locate(text, needle) is not None:
+        return
+    hint = nearest_text(text, needle)
+    match = re.match(r"; its (first|last) (\d+) characters are at character (\d+) ", hint)
+    assert (match is None) == (hint == "")
+    if match is None:
+        return
+    count, start = int(match.group(2)), int(match.group(3))
+    assert len(needle) // 4 < count < len(needle)
+    part = needle[:count] if match.group(1) == "first" else needle[len(needle) - count:]
+    found = locate(text, part)
+    assert found is not None and found[0] == start
 
 
 # -- first occurrences of many needles ---------------------------------------------------

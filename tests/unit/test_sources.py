@@ -83,8 +83,20 @@ def test_trec_files_load_directly_and_equal_the_conversion(tmp_path: Path) -> No
 @pytest.mark.parametrize(("name", "text", "message"), [
     ("qrels.txt", "301 0 doc1 1\n301 0 doc2\n",
      "line 2: expected 4 fields (topic iteration docno relevance), got 3: '301 0 doc2'"),
-    ("qrels.txt", "301 0 doc1 yes\n", "line 1: relevance 'yes' is not a finite number"),
-    ("qrels.txt", "301 0 doc1 1.5\n", "line 1: relevance '1.5' is not a whole number"),
+    ("qrels.txt", "301 0 doc1 yes\n",
+     "line 1: relevance 'yes' is not a whole number in ASCII digits"),
+    ("qrels.txt", "301 0 doc1 1.5\n",
+     "line 1: relevance '1.5' is not a whole number in ASCII digits"),
+    # trec_eval reads ASCII digits only (atol): these are not 1, 3 and 10.
+    ("qrels.txt", "301 0 doc1 \uff11\n",
+     "line 1: relevance '\uff11' is not a whole number in ASCII digits"),
+    ("qrels.txt", "301 0 doc1 \u0663\n",
+     "line 1: relevance '\u0663' is not a whole number in ASCII digits"),
+    ("qrels.txt", "301 0 doc1 1_0\n",
+     "line 1: relevance '1_0' is not a whole number in ASCII digits"),
+    # Fields are split on ASCII whitespace only: a no-break space is part of a field.
+    ("qrels.txt", "301 0 doc1\u00a01\n",
+     "line 1: expected 4 fields (topic iteration docno relevance), got 3: '301 0 doc1\\xa01'"),
     ("qrels.txt", "301 0 doc1 1\n301 0 doc1 0\n",
      "line 2: document 'doc1' is judged twice for topic '301'"),
 ])
@@ -109,6 +121,22 @@ def test_a_trec_run_orders_by_score_then_docno_descending(tmp_path: Path) -> Non
     run.write_text("1 Q0 a 1 high x\n", encoding="utf-8")
     with pytest.raises(DatasetError, match=r"run.txt: line 1: score 'high' is not a finite"):
         load_dataset(qrels, run=run)
+    for score in ("1_0", "\uff11", "\u0663", "inf"):
+        run.write_text(f"1 Q0 a 1 {score} x\n", encoding="utf-8")
+        with pytest.raises(DatasetError, match=r"line 1: score '.*' is not a finite number in "
+                                               "ASCII digits"):
+            load_dataset(qrels, run=run)
+
+
+def test_trec_comment_lines_are_skipped_as_trec_eval_skips_them(tmp_path: Path) -> None:
+    qrels = tmp_path / "q.qrels"
+    qrels.write_text("# judged by hand\n1 0 a 1\n#1 0 b 1\n1 0 c 2\n", encoding="utf-8")
+    run = tmp_path / "run.txt"
+    run.write_text("# run of 2024\n1 Q0 a 1 0.5 x\n  # 1 Q0 b 1 0.9 x\n1 Q0 c 2 .7e0 x\n",
+                   encoding="utf-8")
+    dataset = load_dataset(qrels, run=run)
+    assert dataset.queries[0].relevant == {"a": 1, "c": 2}
+    assert dataset.run["1"].retrieved_ids == ("c", "a")
 
 
 # -- BEIR ---------------------------------------------------------------------------------
@@ -162,7 +190,7 @@ def test_a_beir_folder_without_the_split_names_the_splits(tmp_path: Path) -> Non
     status, _, err = cli("convert", "beir", str(tmp_path), "-o", str(tmp_path / "g.yaml"))
     assert status == 2
     assert err == (f"pytest-rag: error: {tmp_path}: no qrels/test.tsv (a BEIR folder holds "
-                   "corpus.jsonl, queries.jsonl and qrels/<split>.tsv); splits found: dev\n")
+                   "corpus.jsonl, queries.jsonl and qrels/<split>.tsv); splits found: 'dev'\n")
 
 
 # -- ragas --------------------------------------------------------------------------------
@@ -261,7 +289,7 @@ def test_ragas_old_column_names_are_read(tmp_path: Path) -> None:
     ({"user_input": "q", "retrieved_contexts": ["ok", ""]},
      "line 1: retrieved_contexts: an empty context"),
     ({"name": "q"}, "line 1: no ragas column (user_input, retrieved_contexts, "
-                    "reference_contexts, response, reference); found: name"),
+                    "reference_contexts, response, reference); found: 'name'"),
 ])
 def test_malformed_ragas_rows_are_located(tmp_path: Path, row: dict[str, Any],
                                           message: str) -> None:

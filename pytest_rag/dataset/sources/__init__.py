@@ -53,13 +53,15 @@ def source_kind(path: Path) -> str | None:
     return None
 
 
-def read_source(path: Path, *, split: str = "test", relevance_level: int = 1) -> dict[str, Any]:
+def read_source(path: Path, *, split: str = "test", relevance_level: int = 1,
+                allow_outside_paths: bool = False) -> dict[str, Any]:
     """FORMAT v1 data of a BEIR folder, a ragas file or TREC qrels (not of a
     ``.json``/``.yaml`` dataset file, which :func:`~pytest_rag.load_dataset` reads);
-    ``relevance_level`` applies to TREC qrels."""
+    ``relevance_level`` applies to TREC qrels; a BEIR folder's files must not be links
+    out of it, unless ``allow_outside_paths``."""
     kind = source_kind(path)
     if kind == "beir":
-        return beir_dataset(path, split=split)
+        return beir_dataset(path, split=split, allow_outside_paths=allow_outside_paths)
     if kind == "ragas":
         return ragas_dataset(path)
     if kind == "trec":
@@ -74,8 +76,9 @@ def write_dataset(data: dict[str, Any], path: Path) -> None:
     Raises
     ------
     DatasetError
-        When ``data`` breaks a rule of the format (named in the output file), or
-        ``path`` has another extension.
+        When ``data`` breaks a rule of the format (named in the output file),
+        ``path`` has another extension, or cannot be written (a folder, a link
+        out of the current folder: :func:`~pytest_rag.atomic.output_target`).
     """
     import json
 
@@ -91,4 +94,7 @@ def write_dataset(data: dict[str, Any], path: Path) -> None:
         import yaml
 
         text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
-    write_atomically(path, text.encode("utf-8"))
+    try:
+        write_atomically(path, text.encode("utf-8"), root=Path.cwd())
+    except OSError as error:  # a folder, a link out of the current folder, /proc, a full disk
+        raise DatasetError(str(path), "", f"cannot write: {error.strerror or error}") from None

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import DatasetError
+from ...escaping import quoted
 from .lines import json_lines, numbered_lines
 
 __all__ = ["beir_dataset"]
@@ -37,7 +38,8 @@ def _qrels(path: Path) -> dict[str, dict[str, int]]:
         fields = line.split("\t") if "\t" in line else line.split()
         if len(fields) < 3:
             raise DatasetError(str(path), f"line {number}",
-                               f"expected 3 fields (query-id, corpus-id, score), got {line[:60]!r}")
+                               "expected 3 fields (query-id, corpus-id, score), got "
+                               f"{quoted(line, 60)}")
         query_id, corpus_id, score_text = (field.strip() for field in fields[:3])
         try:
             score = int(score_text)
@@ -51,16 +53,38 @@ def _qrels(path: Path) -> dict[str, dict[str, int]]:
     return judged
 
 
-def beir_dataset(folder: Path, *, split: str = "test") -> dict[str, Any]:
-    """FORMAT v1 data of the BEIR dataset in ``folder``, for the queries of ``split``."""
-    qrels_file = folder / "qrels" / f"{split}.tsv"
+def _inside(folder: Path, path: Path, allow_outside_paths: bool) -> Path:
+    """``path``, refused when links lead it out of ``folder`` (the rule of ``path:``
+    documents), so that no text from elsewhere is read, copied or echoed."""
+    if allow_outside_paths:
+        return path
+    try:
+        root, real = folder.resolve(), path.resolve()
+    except (OSError, RuntimeError):  # a link loop: reading it says so
+        return path
+    if real != root and root not in real.parents:
+        raise DatasetError(str(path), "", f"links lead it outside the dataset's folder "
+                           f"{str(root)!r}, to {str(real)!r} (allow it with "
+                           "allow_outside_paths=True, --allow-outside-paths or the ini option "
+                           "rag_allow_outside_paths)")
+    return path
+
+
+def beir_dataset(folder: Path, *, split: str = "test",
+                 allow_outside_paths: bool = False) -> dict[str, Any]:
+    """FORMAT v1 data of the BEIR dataset in ``folder``, for the queries of ``split``.
+
+    Its files must lie inside ``folder`` once links are followed, unless
+    ``allow_outside_paths``."""
+    qrels_file = _inside(folder, folder / "qrels" / f"{split}.tsv", allow_outside_paths)
     if not qrels_file.is_file():
-        found = sorted(p.stem for p in (folder / "qrels").glob("*.tsv"))
+        found = sorted(quoted(p.stem) for p in (folder / "qrels").glob("*.tsv"))
         raise DatasetError(str(folder), "", f"no qrels/{split}.tsv (a BEIR folder holds "
                            f"corpus.jsonl, queries.jsonl and qrels/<split>.tsv); splits found: "
                            f"{', '.join(found) or 'none'}")
     relevant = _qrels(qrels_file)
-    corpus_file, queries_file = folder / "corpus.jsonl", folder / "queries.jsonl"
+    corpus_file, queries_file = (_inside(folder, folder / name, allow_outside_paths)
+                                 for name in ("corpus.jsonl", "queries.jsonl"))
     documents, chunks, seen = [], [], set()
     for number, record in json_lines(corpus_file):
         doc_id = _text_field(corpus_file, number, record, "_id")

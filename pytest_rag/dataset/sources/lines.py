@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ...errors import DatasetError
+from ...errors import DatasetError, similar_file
 from ..bounded_read import (
     MEMORY_PER_BYTE,
     UNREADABLE,
@@ -17,7 +17,7 @@ from ..bounded_read import (
     read_text,
 )
 
-__all__ = ["json_lines", "numbered_lines", "read_dataset_text"]
+__all__ = ["ASCII_SPACE", "json_lines", "numbered_lines", "read_dataset_text"]
 
 
 def read_dataset_text(path: Path) -> str:
@@ -33,7 +33,7 @@ def read_dataset_text(path: Path) -> str:
     try:
         return read_text(path, dataset_limit(path), bom=True)
     except (FileNotFoundError, NotADirectoryError):
-        raise DatasetError(source, "", "file not found") from None
+        raise DatasetError(source, "", "file not found" + similar_file(path, source)) from None
     except FileTooLarge as error:
         kind = dataset_kind(path)
         raise DatasetError(source, "", f"{error} for {kind} (each MiB takes about "
@@ -45,11 +45,20 @@ def read_dataset_text(path: Path) -> str:
         raise DatasetError(source, "", f"cannot read: {error.strerror or error}") from None
 
 
+#: The whitespace of C's ``isspace`` (trec_eval's field separators) but the line break.
+ASCII_SPACE = " \t\r\v\f"
+
+
 def numbered_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """``(line number from 1, line without its end)`` of every line that is not blank."""
-    for number, line in enumerate(read_dataset_text(path).splitlines(), start=1):
-        if line.strip():
-            yield number, line
+    """``(line number from 1, line without its end)`` of every line that is not blank.
+
+    Lines end at ``\\n`` (a ``\\r`` before it is dropped) and nowhere else: U+2028,
+    U+2029 and U+0085 are characters of a JSON string, not line breaks, in JSON
+    Lines as in TREC files.
+    """
+    for number, line in enumerate(read_dataset_text(path).split("\n"), start=1):
+        if line.strip(ASCII_SPACE):
+            yield number, line.removesuffix("\r")
 
 
 def json_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:

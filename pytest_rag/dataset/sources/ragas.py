@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import DatasetError
+from ...escaping import quoted
 from .lines import json_lines, read_dataset_text
 
 __all__ = ["context_id", "ragas_dataset"]
@@ -64,9 +65,19 @@ def context_id(text: str, known: Mapping[str, str] | None = None) -> str:
 def _rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
     """``(place, row)`` of every row: ``line N`` of JSON Lines, ``row N`` of CSV."""
     if path.suffix.lower() == ".csv":
-        reader = csv.DictReader(io.StringIO(read_dataset_text(path), newline=""))
-        for index, row in enumerate(reader, start=1):
-            yield f"row {index} (line {reader.line_num})", dict(row)
+        text = read_dataset_text(path)
+        reader = csv.DictReader(io.StringIO(text, newline=""))
+        # A cell may be as long as the file (a long context): the csv module's own limit
+        # (131,072 characters) is lifted while this file is read, then restored.
+        limit = csv.field_size_limit(max(len(text), csv.field_size_limit()))
+        try:
+            for index, row in enumerate(reader, start=1):
+                yield f"row {index} (line {reader.line_num})", dict(row)
+        except csv.Error as error:
+            raise DatasetError(str(path), f"line {reader.line_num + 1}",
+                               f"invalid CSV: {error}") from None
+        finally:
+            csv.field_size_limit(limit)
         return
     for number, row in json_lines(path):
         yield f"line {number}", row
@@ -78,25 +89,39 @@ def _list(path: Path, place: str, column: str, value: Any) -> list[str]:
     if isinstance(value, str):  # CSV: a JSON list, or a Python literal as pandas writes it
         try:
             value = json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):
             try:
                 value = ast.literal_eval(value)
-            except (ValueError, SyntaxError, MemoryError, RecursionError):
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                # TypeError: a literal that cannot be built ({[1]: 2}); too deep: the others
                 raise DatasetError(str(path), place, f"{column}: expected a list of strings, "
-                                                     f"got {value[:60]!r}") from None
-    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-        raise DatasetError(str(path), place,
-                           f"{column}: expected a list of strings, got {str(value)[:60]!r}")
+                                                     f"got {quoted(value, 60)}") from None
+    if not isinstance(value, list):
+        raise DatasetError(str(path), place, f"{column}: expected a list of strings, got "
+                                             f"{_kind(value)}")
+    bad = next((i for i, item in enumerate(value) if not isinstance(item, str)), None)
+    if bad is not None:
+        raise DatasetError(str(path), place, f"{column}: expected a list of strings, got "
+                                             f"{_kind(value[bad])} at [{bad}]")
     if any(not item.strip() for item in value):
         raise DatasetError(str(path), place, f"{column}: an empty context")
     return value
+
+
+def _kind(value: Any) -> str:
+    """What a value is, for a message, without printing it (it may be deeply nested)."""
+    if isinstance(value, str):
+        return f"the string {quoted(value, 60)}"
+    if isinstance(value, (bool, int, float)) or value is None:
+        return f"{type(value).__name__} {quoted(value, 60)}"
+    return f"a {'list' if isinstance(value, list) else type(value).__name__}"
 
 
 def _text(path: Path, place: str, column: str, value: Any) -> str | None:
     if value is None or value == "":
         return None
     if not isinstance(value, str):
-        raise DatasetError(str(path), place, f"{column}: expected a string, got {value!r}"[:200])
+        raise DatasetError(str(path), place, f"{column}: expected a string, got {_kind(value)}")
     return value
 
 
@@ -109,7 +134,7 @@ def ragas_dataset(path: Path) -> dict[str, Any]:
         row = {ALIASES.get(key, key): value for key, value in raw.items()}
         if not any(column in row for column in COLUMNS):
             raise DatasetError(str(path), place, f"no ragas column ({', '.join(COLUMNS)}); "
-                                                 f"found: {', '.join(map(str, raw))[:120]}")
+                                                 f"found: {', '.join(map(quoted, raw))}")
         query_id = _text(path, place, "id", row.get("id")) or f"row-{index}"
         if query_id in run:
             raise DatasetError(str(path), place, f"duplicate id {query_id!r}")
