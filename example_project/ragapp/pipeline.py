@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .answer import Answer, ExtractiveAnswerer, PriceTable
 from .chunking import CHUNKERS, chunk_documents, make_chunker
+from .clock import elapsed_ms, now
 from .documents import Chunk, Document
 from .embedding import FloatMatrix, HashingEmbedder
 from .index import ExactIndex, RandomProjectionIndex
@@ -76,7 +76,7 @@ class Trace:
 
 
 def _ms(start: float) -> float:
-    return (time.perf_counter() - start) * 1000.0
+    return elapsed_ms(start)
 
 
 class Pipeline:
@@ -129,7 +129,7 @@ class Pipeline:
 
     def ask(self, question: str) -> Trace:
         """Retrieve, rerank, pack and answer, timing each step."""
-        start = time.perf_counter()
+        start = now()
         hits = self.retrieve(question, self.config.candidates)
         retrieval_ms = _ms(start)
         reranked = self.reranker.rerank(question, hits) if self.config.rerank else hits
@@ -137,7 +137,7 @@ class Pipeline:
                                budget=self.config.context_words)
         packed = set(context.ids)
         ranked = [self.chunk_by_id[hit.chunk_id] for hit in reranked if hit.chunk_id in packed]
-        generation_start = time.perf_counter()
+        generation_start = now()
         answer = self.answerer.answer(question, ranked, context.text)
         generation_ms = _ms(generation_start)
         return Trace(question, tuple(h.chunk_id for h in hits), tuple(h.chunk_id for h in reranked),

@@ -11,7 +11,6 @@ The example's README explains the output.
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import pytest
@@ -19,6 +18,7 @@ import pytest
 from pytest_rag import Dataset, assert_metric
 from ragapp import Document, make_chunker
 from ragapp.chunking import chunk_documents
+from ragapp.clock import elapsed_ms, now
 from ragapp.packing import pack_context
 from ragapp.retrieval import BM25Retriever
 from support import chunk_records
@@ -59,9 +59,9 @@ def test_chunker_sweep(chunker: str, params: dict[str, Any], chroma_gold: Datase
     latency: dict[str, float] = {}
     context: dict[str, list[str]] = {}
     for query in chroma_gold.queries:
-        start = time.perf_counter()
+        start = now()
         retrieved[query.id] = [hit.chunk_id for hit in bm25.search(query.question or "", top_k)]
-        latency[query.id] = (time.perf_counter() - start) * 1000
+        latency[query.id] = elapsed_ms(start)
         candidates = bm25.search(query.question or "", CANDIDATES)
         context[query.id] = pack_context(candidates, by_id, words, budget=BUDGET,
                                         max_overlap=0.0).ids

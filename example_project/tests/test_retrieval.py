@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from pytest_rag import assert_metric
+from ragapp.clock import elapsed_ms, now
 from support import BOTH, Bench
 
 #: method -> the recall@K it must reach on chroma (the gold of every test here).
@@ -19,9 +18,9 @@ def timed_search(bench: Bench, method: str, k: int
     retrieved: dict[str, list[str]] = {}
     latency: dict[str, float] = {}
     for query_id, question in bench.questions().items():
-        start = time.perf_counter()
+        start = now()
         hits = bench.pipeline.retrieve(question, k, method)
-        latency[query_id] = (time.perf_counter() - start) * 1000
+        latency[query_id] = elapsed_ms(start)
         retrieved[query_id] = [hit.chunk_id for hit in hits]
     return retrieved, latency
 
