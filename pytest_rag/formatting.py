@@ -17,7 +17,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["NOT_MEASURED", "cell_text", "delta_text", "number_text", "p_value_text",
+__all__ = ["NOT_MEASURED", "cell_text", "delta_text", "fitted", "number_text", "p_value_text",
            "setting_text", "settings_text", "value_text"]
 
 #: How a metric that has no value is written in prose.
@@ -58,6 +58,16 @@ def delta_text(value: float) -> str:
 def p_value_text(value: float) -> str:
     """A p-value: ``0.032``, ``<0.001``."""
     return "<0.001" if value < 0.001 else f"{value:.3f}"
+
+
+def fitted(text: object, width: int) -> str:
+    """``text`` in a table cell of ``width`` characters: cut with ``…`` when longer.
+
+    >>> fitted("average_precision_at_k", 10)
+    'average_p…'
+    """
+    shown = str(text)
+    return shown if len(shown) <= width else shown[:width - 1] + "…"
 
 
 def setting_text(value: Any) -> str:

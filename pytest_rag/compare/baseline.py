@@ -20,6 +20,7 @@ from typing import Any
 
 from ..atomic import write_atomically
 from ..dataset.bounded_read import MAX_FILE_BYTES, UNREADABLE, InvalidJson, read_json
+from ..escaping import quoted
 from ..registry import Direction, MetricSpec
 from .baseline_layout import dumps_baseline, pack_entry, unpack_entry
 from .gold import GoldChange, gold_change, mean_over, reads_queries
@@ -61,7 +62,7 @@ VALUE_RANGE = f"a finite number or null, of magnitude at most {MAX_MAGNITUDE:g}"
 
 def _not_representable(value: object) -> str:
     """The reader's message for a value outside :data:`VALUE_RANGE`."""
-    return f"expected {VALUE_RANGE}, got {_short(value)}"
+    return f"expected {VALUE_RANGE}, got {quoted(value)}"
 
 
 def _check_stored_tolerance(metric: Mapping[str, Any], place: str,
@@ -70,13 +71,13 @@ def _check_stored_tolerance(metric: Mapping[str, Any], place: str,
     (both optional: files of other tools may leave them out)."""
     amount = metric.get("tolerance")
     if amount is not None and (not _number_or_null(amount) or amount < 0):
-        raise bad(f"{place}.tolerance", f"expected a finite number >= 0, got {_short(amount)}")
+        raise bad(f"{place}.tolerance", f"expected a finite number >= 0, got {quoted(amount)}")
     relative = metric.get("relative")
     if relative is not None and not isinstance(relative, bool):
-        raise bad(f"{place}.relative", f"expected true or false, got {_short(relative)}")
+        raise bad(f"{place}.relative", f"expected true or false, got {quoted(relative)}")
     slack = metric.get("slack")
     if slack is not None and (not _number_or_null(slack) or slack < 0):
-        raise bad(f"{place}.slack", f"expected a finite number >= 0, got {_short(slack)}")
+        raise bad(f"{place}.slack", f"expected a finite number >= 0, got {quoted(slack)}")
 
 
 def _check_gold(gold: object, place: str, bad: Callable[[str, str], BaselineError]) -> None:
@@ -84,13 +85,13 @@ def _check_gold(gold: object, place: str, bad: Callable[[str, str], BaselineErro
     if gold is None:
         return
     if not isinstance(gold, dict):
-        raise bad(place, f"expected an object, got {_short(gold)}")
+        raise bad(place, f"expected an object, got {quoted(gold)}")
     queries = gold.get("queries", {})
     if not isinstance(queries, dict) or not all(isinstance(v, str) for v in queries.values()):
         raise bad(f"{place}.queries", "expected an object of query id to fingerprint")
     documents = gold.get("documents")
     if documents is not None and not isinstance(documents, str):
-        raise bad(f"{place}.documents", f"expected a fingerprint string, got {_short(documents)}")
+        raise bad(f"{place}.documents", f"expected a fingerprint string, got {quoted(documents)}")
 
 
 def _check_finite(value: object, place: str, bad: Callable[[str, str], BaselineError]) -> None:
@@ -121,13 +122,8 @@ def _check_writable(record: StageRecord) -> None:
     for key, values in record.per_query.items():
         bad.extend((f"{key}[{query!r}]", values[query]) for query in _unreadable(values))
     for place, value in bad[:1]:
-        raise BaselineError(f"{record.nodeid} [{record.stage}] {place} = {_short(value)}: "
+        raise BaselineError(f"{record.nodeid} [{record.stage}] {place} = {quoted(value)}: "
                             f"a baseline holds only {VALUE_RANGE}")
-
-
-def _short(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
 
 
 class BaselineError(Exception):
@@ -216,16 +212,16 @@ class Baseline:
         if not isinstance(data, dict):
             raise bad("top level", "expected a JSON object")
         if data.get("format") != format_id:
-            raise bad("format", f"expected {format_id!r}, got {_short(data.get('format'))}")
+            raise bad("format", f"expected {format_id!r}, got {quoted(data.get('format'))}")
         version = data.get("version")
         if not isinstance(version, int) or isinstance(version, bool):
-            raise bad("version", f"expected a whole number, got {_short(version)}")
+            raise bad("version", f"expected a whole number, got {quoted(version)}")
         if version > max_version:
             raise NewerBaselineError(
-                f"{kind} {where!r}: version: version {_short(version)} is newer than this "
+                f"{kind} {where!r}: version: version {quoted(version)} is newer than this "
                 f"pytest-rag reads ({max_version}); upgrade pytest-rag")
         if version < 1:
-            raise bad("version", f"unknown version {_short(version)}")
+            raise bad("version", f"unknown version {quoted(version)}")
         tests = data.get("tests")
         if not isinstance(tests, dict):
             raise bad("tests", "expected a JSON object")
@@ -252,7 +248,7 @@ class Baseline:
                 dataset = entry.get("dataset")
                 if dataset is not None and not isinstance(dataset, str):
                     raise bad(f"{place}.dataset",
-                              f"expected the dataset's file name, got {_short(dataset)}")
+                              f"expected the dataset's file name, got {quoted(dataset)}")
                 per_query = entry.get("per_query", {})
                 if not isinstance(per_query, dict) or not all(
                         isinstance(values, dict) for values in per_query.values()):

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from ..errors import DatasetError
+from ..escaping import quoted
 from ..settings import check_setting
 from ..text.locate import locate
 from .model import Chunk, Document
@@ -129,10 +130,6 @@ def check_doc_id_key(value: object) -> str | None:
     one rule of the settings table (:mod:`pytest_rag.settings`)."""
     checked: str | None = check_setting("doc_id_key", value)
     return checked
-
-
-def _short(text: str) -> str:
-    return repr(text) if len(text) <= 60 else repr(text[:57] + "...")
 
 
 def derived_id(doc_id: str, start: int, end: int) -> str:
@@ -275,7 +272,7 @@ class FrameworkReader:
             found, tried = self._match(value)
             if found is not None:
                 return found
-            failures.append(f"{what} {_short(value)} matches no document (tried "
+            failures.append(f"{what} {quoted(value)} matches no document (tried "
                             f"{', '.join(tried)})")
         self._fail(place, f"the {piece.kind}'s document is not known: {'; '.join(failures)}; "
                           f"{self._known()}{self._hint(piece)}")

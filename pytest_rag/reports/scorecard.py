@@ -23,7 +23,7 @@ from ..compare.records import (
 )
 from ..compare.sweeps import Sweep, Variant, find_sweeps
 from ..escaping import markdown_code, terminal_text
-from ..formatting import delta_text, number_text, p_value_text, setting_text
+from ..formatting import delta_text, fitted, number_text, p_value_text, setting_text
 from ..registry import REGISTRY, MetricSpec
 from .sweep_views import sweep_lines, sweep_markdown
 
@@ -34,11 +34,6 @@ _FAILING = ("FAIL", "REGRESSED", "LOST")
 
 def _num(value: float | None) -> str:
     return "-" if value is None else number_text(value)
-
-
-def _short(value: Any, limit: int = 24) -> str:
-    text = str(value)
-    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 def _delta(value: float | None) -> str:
@@ -66,7 +61,7 @@ def _table(rows: Sequence[tuple[str, ...]], width: int) -> list[str]:
     room = width - 2 - sum(widths[1:]) - 2 * (len(widths) - 1)
     if widths[0] > room:
         widths[0] = max(room, len(headers[0]))
-        cells = [[_short(line[0], widths[0]), *line[1:]] for line in cells]
+        cells = [[fitted(line[0], widths[0]), *line[1:]] for line in cells]
     return ["  " + "  ".join(text.ljust(size) for text, size in zip(line, widths)).rstrip()
             for line in (headers, ["-" * size for size in widths], *cells)]
 
@@ -319,7 +314,7 @@ class Scorecard:
                 quiet += 1
                 continue
             out: list[str] = []
-            settings = ", ".join(f"{k}={_short(setting_text(v))}"
+            settings = ", ".join(f"{k}={fitted(setting_text(v), 24)}"
                                  for k, v in entry.settings.items() if v is not None)
             header = terminal_text(f"{entry.nodeid} [{entry.entry_key}]"
                                    + (f" ({settings})" if settings else ""))

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from ..compare.sweeps import COSTS, Sweep
 from ..escaping import markdown_code, terminal_text
-from ..formatting import delta_text, number_text, setting_text
+from ..formatting import delta_text, fitted, number_text, setting_text
 
 __all__ = ["HEADER_LIMIT", "SweepCell", "SweepTableColumn", "header_lines", "sweep_columns",
            "sweep_lines", "sweep_markdown", "verdict_lines"]
@@ -47,10 +47,6 @@ class SweepTableColumn:
     numeric: bool = True
 
 
-def _short(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit - 1] + "…"
-
-
 def header_lines(key: str, limit: int = HEADER_LIMIT) -> tuple[str, str]:
     """A metric key as two header lines of at most ``limit`` characters, split after an
     underscore (``("average_", "precision_at_k")``); ``("", key)`` when it fits on one.
@@ -60,7 +56,7 @@ def header_lines(key: str, limit: int = HEADER_LIMIT) -> tuple[str, str]:
     splits = [i + 1 for i, char in enumerate(key) if char == "_"
               and i + 1 <= limit and len(key) - i - 1 <= limit]
     if not splits:
-        return "", _short(key, limit)
+        return "", fitted(key, limit)
     cut = min(splits, key=lambda i: abs(len(key) - 2 * i))  # the most even split
     return key[:cut], key[cut:]
 
@@ -198,11 +194,11 @@ def sweep_lines(sweep: Sweep, width: int = 80, limit: int | None = None) -> list
     if not columns:
         return [*out, "  every metric is equal in every variant"]
     shown = _shown_rows(sweep, limit)
-    names = [_short(terminal_text(v), 28) for v in sweep.variants]
+    names = [fitted(terminal_text(v), 28) for v in sweep.variants]
     first = max(len("variant"), *(len(names[i]) for i in shown))
     laid = []
     for column in columns:
-        cells = [terminal_text(_short(c.text, KNOB_LIMIT) if not column.numeric else c.text)
+        cells = [terminal_text(fitted(c.text, KNOB_LIMIT) if not column.numeric else c.text)
                  for c in column.cells]
         listed = set(shown)
         cells = [cells[i] if i in listed else "" for i in range(len(cells))]
