@@ -34,14 +34,8 @@ __all__ = ["EmbeddingEvaluator", "NonFiniteVector", "VectorScan", "scan_vectors"
 class EmbeddingEvaluator(RankedStageEvaluator):
     """Embedding and index metrics from the vectors you pass (no model is called).
 
-    Parameters
-    ----------
-    k:
-        Size of the exact top K and of the ANN list.  ``None``: the dataset's
-        ``params.k``, else 5.
-    relevance_from_evidence:
-        Grade chunks from the gold spans where ``relevant`` is absent; see
-        :class:`~pytest_rag.stages._base.RankedStageEvaluator`.
+    Takes the settings of :class:`~pytest_rag.stages._base.RankedStageEvaluator`;
+    ``k`` is the size of the exact top K and of the ANN list.
 
     Notes
     -----

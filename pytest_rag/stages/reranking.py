@@ -23,13 +23,8 @@ _given = partial(is_not, None)
 class RerankingEvaluator(RankedStageEvaluator):
     """Reranking metrics: ``retrieved_ids`` is before, ``reranked_ids`` after.
 
-    Parameters
-    ----------
-    k:
-        Cut-off.  ``None``: the dataset's ``params.k``, else 5.
-    relevance_from_evidence:
-        Grade chunks from the gold spans where ``relevant`` is absent; see
-        :class:`~pytest_rag.stages._base.RankedStageEvaluator`.
+    Takes the settings of :class:`~pytest_rag.stages._base.RankedStageEvaluator`
+    (``k``, ``relevance_from_evidence``).
 
     Notes
     -----

@@ -26,13 +26,8 @@ __all__ = ["RetrievalEvaluator"]
 class RetrievalEvaluator(RankedStageEvaluator):
     """Retrieval metrics of ``retrieved_ids`` at K.
 
-    Parameters
-    ----------
-    k:
-        Cut-off.  ``None``: the dataset's ``params.k``, else 5.
-    relevance_from_evidence:
-        Grade chunks from the gold spans where ``relevant`` is absent; see
-        :class:`~pytest_rag.stages._base.RankedStageEvaluator`.
+    Takes the settings of :class:`~pytest_rag.stages._base.RankedStageEvaluator`
+    (``k``, ``relevance_from_evidence``).
 
     Notes
     -----
