@@ -231,6 +231,8 @@ def _spec(specs: Mapping[str, MetricSpec], stage: str, key: str) -> MetricSpec |
 
 # -- sections ----------------------------------------------------------------------
 def _summary(scorecard: Scorecard, ids: Mapping[int, str]) -> list[str]:
+    from .scorecard import SUMMARY_WORDS  # the words of the terminal's summary line
+
     counts = scorecard.counts()
     outcomes: dict[str, str] = {}
     for entry in scorecard.entries:
@@ -246,9 +248,7 @@ def _summary(scorecard: Scorecard, ids: Mapping[int, str]) -> list[str]:
     stages = counts["stages"]
     parts = [f"{_count('span', stages, 'summary', 'stages')} "
              f"stage report{'s' if stages != 1 else ''}"]
-    for status, word in (("FAIL", "below threshold"), ("REGRESSED", "regressed"),
-                         ("LOST", "no longer measured"), ("within noise", "worse but within noise"),
-                         ("improved", "improved"), ("new", "new")):
+    for status, word in SUMMARY_WORDS:
         if counts.get(status):
             parts.append(f"{_count('span', counts[status], 'summary', status)} {_e(word)}")
     out.append(f'<p class="line">{", ".join(parts)}</p>')

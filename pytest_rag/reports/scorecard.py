@@ -243,6 +243,16 @@ def build_scorecard(records: Iterable[StageRecord], checks: Iterable[CheckRecord
     return Scorecard(tuple(entries), sweep_tests, dict(variants or {}), specs)
 
 
+#: The statuses a summary counts, in this order, and the words it says them with (the
+#: terminal's summary line and the HTML report's summary use this one table).
+SUMMARY_WORDS: tuple[tuple[str, str], ...] = (
+    ("FAIL", "below threshold"), ("REGRESSED", "regressed"), ("LOST", "no longer measured"),
+    ("within noise", "worse but within noise"), ("improved", "improved"), ("new", "new"),
+    ("gold changed", "not compared (gold changed)"),
+    ("not compared", "not compared (different gold)"),
+    ("settings changed", "not compared (settings changed)"))
+
+
 @dataclass(frozen=True)
 class Scorecard:
     """Every recorded stage of the session, in collection order, then by stage."""
@@ -279,12 +289,7 @@ class Scorecard:
     def summary_line(self) -> str:
         counts = self.counts()
         parts = [f"{counts['stages']} stage report{'s' if counts['stages'] != 1 else ''}"]
-        for status, word in (("FAIL", "below threshold"), ("REGRESSED", "regressed"),
-                             ("LOST", "no longer measured"),
-                             ("within noise", "worse but within noise"), ("improved", "improved"),
-                             ("new", "new"), ("gold changed", "not compared (gold changed)"),
-                             ("not compared", "not compared (different gold)"),
-                             ("settings changed", "not compared (settings changed)")):
+        for status, word in SUMMARY_WORDS:
             if counts.get(status):
                 parts.append(f"{counts[status]} {word}")
         return ", ".join(parts)

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from htmlcheck import Page, mismatches, svgs
 
-from pytest_rag.compare.baseline import Baseline, compare_record
+from pytest_rag.compare.baseline import Baseline, MetricDiff, compare_record
 from pytest_rag.compare.records import CheckRecord, StageRecord
 from pytest_rag.compare.thresholds import Tolerances
 from pytest_rag.dataset.loading import load_dataset
@@ -412,3 +412,19 @@ def test_threshold_markers_sit_at_the_exact_threshold() -> None:
     row = build_scorecard([record], checks, {}, REGISTRY).entries[0].rows[0]
     assert row.threshold == ">= 0.123457"
     assert row.threshold_values == (0.123456789,)
+
+
+@pytest.mark.parametrize(("status", "words"), [
+    ("gold changed", "not compared (gold changed)"),
+    ("not compared", "not compared (different gold)"),
+    ("settings changed", "not compared (settings changed)")])
+def test_the_summary_counts_what_was_not_compared_as_the_terminal_does(
+        status: str, words: str) -> None:
+    """The HTML summary says what the terminal's summary line says (it left out "gold
+    changed" and every status that is not a like-with-like comparison)."""
+    record = _record({"p95_latency_ms": 42.0}, {})
+    diffs = [MetricDiff("retrieval", "p95_latency_ms", 42.0, 40.0, 5.0, "lower", status)]
+    scorecard = build_scorecard([record], {}, {(NODE, "retrieval"): diffs}, REGISTRY)
+    assert words in scorecard.summary_line()
+    summary = render_html(scorecard).split('id="summary"', 1)[1].split("</section>", 1)[0]
+    assert words in summary
