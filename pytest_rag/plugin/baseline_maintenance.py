@@ -144,6 +144,7 @@ class BaselineMaintenance:
                 # A failed test recorded on purpose (--rag-update-failed) is an explicit
                 # acceptance: its numbers become the reference, even within the tolerance.
                 plan = plan_update(updated, records, self.session.specs, options.tolerances,
+                                   accept=options.accept,
                                    accept_tests=results.failed | results.xfailed)
             except BaselineError as error:
                 self._note(f"baseline {options.baseline_path} not written: {error}")

@@ -104,6 +104,10 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption("--rag-update-failed", dest="rag_update_failed", action="store_true",
                     help="with --rag-update-baseline, also record tests that failed, errored "
                          "or xfailed (by default their old entries are kept)")
+    group.addoption("--rag-accept", dest="rag_accept", action="store_true",
+                    help="with --rag-update-baseline, move every reference to this run's "
+                         "numbers, changes within the tolerance included (by default those "
+                         "keep the accepted reference, so small losses add up and fail)")
     group.addoption("--rag-prune-baseline", dest="rag_prune_baseline", action="store_true",
                     help="on a full run, remove baseline entries of tests that no longer exist")
     group.addoption("--rag-strict", dest="rag_strict", action="store_true",
@@ -213,6 +217,8 @@ class RagOptions:
     run_path: Path | None = None
     #: ``--rag-update-failed``: an update also records tests that did not pass.
     update_failed: bool = False
+    #: ``--rag-accept``: an update moves every reference, within-tolerance changes too.
+    accept: bool = False
     #: ini ``rag_relevance_level``: the grade from which TREC qrels count as relevant.
     relevance_level: int = 1
     #: ``--rag-export``: the folder of the dataset exports (``None``: none written).
@@ -288,6 +294,9 @@ class RagOptions:
         if option.rag_update_failed and not option.rag_update_baseline:
             raise pytest.UsageError("--rag-update-failed records failed tests in an update: "
                                     "use it with --rag-update-baseline")
+        if option.rag_accept and not option.rag_update_baseline:
+            raise pytest.UsageError("--rag-accept accepts this run's numbers in an update: "
+                                    "use it with --rag-update-baseline")
 
         def path_of(value: str | None) -> Path | None:
             return None if not value else invocation / value
@@ -303,5 +312,5 @@ class RagOptions:
             stage_settings=stage_settings,
             significance=significance, report_html=path_of(option.rag_html),
             export_dir=path_of(getattr(option, "rag_export", None)),
-            update_failed=option.rag_update_failed,
+            update_failed=option.rag_update_failed, accept=option.rag_accept,
         )

@@ -259,6 +259,26 @@ def test_routine_updates_do_not_ratchet_the_baseline_down(rag_pytester: pytest.P
     rag_pytester.runpytest(*COMPARE).assert_outcomes(passed=1)
 
 
+def test_an_explicit_acceptance_moves_the_reference_within_the_tolerance(
+        rag_pytester: pytest.Pytester) -> None:
+    """``--rag-accept``: the one way besides a change beyond the tolerance to move it."""
+    write_ini(rag_pytester, TOLERANT)
+    rag_pytester.runpytest(*UPDATE).assert_outcomes(passed=1)
+    before = baseline(rag_pytester)
+    set_inputs(rag_pytester, retrieved_ids=WORSE)  # 0.750 -> 0.625, within 0.15
+    rag_pytester.runpytest(*UPDATE, "--rag-accept").assert_outcomes(passed=1)
+    assert baseline(rag_pytester) != before
+    # The next loss of 0.125 is measured from the accepted 0.625: within, so it passes.
+    set_inputs(rag_pytester, retrieved_ids={**WORSE, "q4": ["a", "d"]})
+    rag_pytester.runpytest(*COMPARE).assert_outcomes(passed=1)
+
+
+def test_accept_without_an_update_is_a_usage_error(rag_pytester: pytest.Pytester) -> None:
+    result = rag_pytester.runpytest("-p", "no:cacheprovider", "--rag-accept")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--rag-accept*--rag-update-baseline*"])
+
+
 # -- 15. which rule decided ------------------------------------------------------------
 def test_a_verdict_not_from_the_significance_test_says_which_rule(
         rag_pytester: pytest.Pytester) -> None:
