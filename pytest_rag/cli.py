@@ -14,10 +14,10 @@ from collections.abc import Sequence
 from typing import Any, NoReturn, TextIO
 
 from .compare.argtypes import latency_tolerance, non_negative, significance_level
-from .settings import SETTINGS, SettingError, parse_setting_text, setting
 from .errors import DatasetError
 from .escaping import terminal_lines
 from .registry import STAGES
+from .settings import SETTINGS, SettingError, parse_setting_text, setting
 
 __all__ = ["main", "run"]
 

@@ -2,7 +2,7 @@
 
 Both kinds of file hold ``tests[nodeid][stage]`` with metric values and
 per-query values, so either can stand on either side.  The comparison is the
-one ``--rag-baseline`` makes (:func:`~pytest_rag.compare.baseline.compare_record`:
+one ``--rag-baseline`` makes (:func:`~pytest_rag.compare.comparison.compare_record`:
 directions, tolerances, paired randomization test and bootstrap interval).
 """
 
@@ -13,14 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..registry import REGISTRY, MetricSpec
-from .baseline import (
-    BASELINE_FORMAT,
-    Baseline,
-    BaselineError,
-    MetricDiff,
-    compare_record,
-    read_json_file,
-)
+from .baseline import BASELINE_FORMAT, Baseline, BaselineError, read_json_file
+from .comparison import MetricDiff, compare_record
 from .records import REPORT_FORMAT, REPORT_VERSION, StageRecord, entry_stage
 from .thresholds import Tolerances
 

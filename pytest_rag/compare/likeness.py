@@ -12,7 +12,7 @@ A metric is compared with its baseline only over the same thing on both sides:
   ("3 queries no longer measured: q2, q3, q4"), a regression.
 
 Each rule is a plain function of the stored entry and the record, used by
-:func:`pytest_rag.compare.baseline.compare_record`.
+:func:`pytest_rag.compare.comparison.compare_record`.
 """
 
 from __future__ import annotations

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 from ..formatting import number_text
 from ..registry import MetricSpec
-from .baseline import Baseline, MetricDiff, compare_record
+from .baseline import Baseline
+from .comparison import MetricDiff, compare_record
 from .records import StageRecord
 from .thresholds import Tolerances
 

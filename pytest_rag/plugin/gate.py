@@ -23,7 +23,7 @@ from .session import item_state_key
 from .transport import PAYLOAD, make_payload
 
 if TYPE_CHECKING:
-    from ..compare.baseline import MetricDiff
+    from ..compare.comparison import MetricDiff
     from ..compare.records import CheckRecord, StageRecord
     from ..compare.thresholds import Threshold
     from ..stages.checks import Comparison
@@ -84,7 +84,7 @@ class GatePlugin:
                      ) -> tuple[list[str], dict[str, Any], bool]:
         """Checks, diffs and properties of one test: ``(failure message lines, payload,
         whether a metric regressed)``; no lines when the gate passes."""
-        from ..compare.baseline import compare_record
+        from ..compare.comparison import compare_record
         from ..compare.records import CheckRecord, StageRecord
 
         baseline = self.session.baseline

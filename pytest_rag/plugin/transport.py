@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from ..compare.baseline import MetricDiff
+    from ..compare.comparison import MetricDiff
     from ..compare.records import CheckRecord, StageRecord
 
 __all__ = ["PAYLOAD", "RunResults", "TransportPlugin", "make_payload"]
@@ -130,7 +130,7 @@ def _diff_json(diff: MetricDiff) -> dict[str, Any]:
 
 
 def _diff_from_json(data: Mapping[str, Any]) -> MetricDiff:
-    from ..compare.baseline import MetricDiff
+    from ..compare.comparison import MetricDiff
 
     return MetricDiff(data["stage"], data["key"], data["current"], data["baseline"],
                       float(data["allowed"]), data["direction"], data["status"],

@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
-from ..compare.baseline import query_got_worse
+from ..compare.comparison import query_got_worse
 from ..registry import Direction
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..compare.baseline import MetricDiff
+from ..compare.comparison import MetricDiff
 from ..compare.gold import GoldChange
 from ..compare.records import (
     REPORT_FORMAT,

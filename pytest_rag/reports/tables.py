@@ -11,7 +11,7 @@ from ..registry import REGISTRY, STAGES, MetricSpec, describe_need
 from ..stages.report import Report
 
 if TYPE_CHECKING:
-    from ..compare.baseline import MetricDiff
+    from ..compare.comparison import MetricDiff
     from ..compare.diff import DiffRow
 
 __all__ = ["format_value", "registry_rows", "registry_table", "render_diff", "report_table"]

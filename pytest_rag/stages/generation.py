@@ -9,13 +9,18 @@ from typing import Any
 import numpy as np
 
 from ..dataset.model import Dataset, Query, RunEntry
-from ..settings import check_setting
 from ..errors import DatasetError
 from ..kernels.aggregate import FloatArray, percentile
 from ..kernels.answers import (
-    DEFAULT_ABSTAIN_PHRASES, abstains, answer_tokens, fact_coverage, normalize, numbers,
+    DEFAULT_ABSTAIN_PHRASES,
+    abstains,
+    answer_tokens,
+    fact_coverage,
+    normalize,
+    numbers,
     score_tokens,
 )
+from ..settings import check_setting
 from ._base import ReportBuilder, StageEvaluator
 
 __all__ = ["GenerationEvaluator", "answer_metrics"]

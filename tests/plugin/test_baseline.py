@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from pytest_rag.compare.baseline import Baseline
 from ragproject import (
     BASELINE,
     BETTER,
@@ -18,6 +17,8 @@ from ragproject import (
     set_inputs,
     write_ini,
 )
+
+from pytest_rag.compare.baseline import Baseline
 
 RUN = ("-p", "no:cacheprovider")
 UPDATE = (*RUN, "--rag-update-baseline")

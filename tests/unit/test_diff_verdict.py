@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 from hypothesis_profiles import budget
 
 from pytest_rag.cli import main
-from pytest_rag.compare.baseline import Baseline, compare_record
+from pytest_rag.compare.baseline import Baseline
+from pytest_rag.compare.comparison import compare_record
 from pytest_rag.compare.records import StageRecord
 from pytest_rag.compare.thresholds import Tolerances
 from pytest_rag.registry import REGISTRY

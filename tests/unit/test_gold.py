@@ -76,7 +76,8 @@ def test_relevance_derived_from_evidence_is_not_gold() -> None:
 
 def test_corpus_metrics_still_gate_when_only_the_queries_changed() -> None:
     """Coverage reads documents and chunks only: 20 new queries must not hide its fall."""
-    from pytest_rag.compare.baseline import Baseline, compare_record
+    from pytest_rag.compare.baseline import Baseline
+    from pytest_rag.compare.comparison import compare_record
     from pytest_rag.compare.thresholds import Tolerances
     from pytest_rag.registry import REGISTRY
 
@@ -95,7 +96,8 @@ def test_corpus_metrics_still_gate_when_only_the_queries_changed() -> None:
 
 
 def test_a_gold_with_no_query_left_unchanged_compares_nothing_that_reads_queries() -> None:
-    from pytest_rag.compare.baseline import Baseline, compare_record
+    from pytest_rag.compare.baseline import Baseline
+    from pytest_rag.compare.comparison import compare_record
     from pytest_rag.compare.thresholds import Tolerances
     from pytest_rag.registry import REGISTRY
 

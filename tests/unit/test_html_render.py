@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 from htmlcheck import Page, mismatches, svgs
 
-from pytest_rag.compare.baseline import Baseline, MetricDiff, compare_record
+from pytest_rag.compare.baseline import Baseline
+from pytest_rag.compare.comparison import MetricDiff, compare_record
 from pytest_rag.compare.records import CheckRecord, StageRecord
 from pytest_rag.compare.thresholds import Tolerances
 from pytest_rag.dataset.loading import load_dataset

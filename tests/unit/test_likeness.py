@@ -11,7 +11,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_rag.compare.baseline import Baseline, compare_record
+from pytest_rag.compare.baseline import Baseline
+from pytest_rag.compare.comparison import compare_record
 from pytest_rag.compare.likeness import unknown_metrics
 from pytest_rag.compare.records import StageRecord, dataset_identity
 from pytest_rag.compare.references import plan_update

@@ -11,7 +11,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_rag.compare.baseline import SHOWN_STATISTICS, Baseline, compare_record
+from pytest_rag.compare.baseline import Baseline
+from pytest_rag.compare.comparison import SHOWN_STATISTICS, compare_record
 from pytest_rag.compare.records import StageRecord
 from pytest_rag.compare.thresholds import Tolerances
 from pytest_rag.registry import REGISTRY

@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_rag.compare.records import StageRecord
-from pytest_rag.compare.sweeps.verdict import decide, dominates, frontier
 from pytest_rag.compare.sweeps import SweepRule, Variant, split_nodeid
+from pytest_rag.compare.sweeps.verdict import decide, dominates, frontier
 from pytest_rag.registry import REGISTRY
 from pytest_rag.reports.scorecard import build_scorecard
 from pytest_rag.reports.sweep_views import HEADER_LIMIT, header_lines
