@@ -14,10 +14,10 @@ from collections.abc import Sequence
 from typing import Any, NoReturn, TextIO
 
 from .compare.argtypes import latency_tolerance, non_negative, significance_level
-from .settings import SETTINGS, SettingError, parse_setting_text, setting
 from .errors import DatasetError
 from .escaping import terminal_lines
 from .registry import STAGES
+from .settings import SETTINGS, SettingError, parse_setting_text, setting
 
 __all__ = ["main", "run"]
 
@@ -66,7 +66,8 @@ def _parser() -> argparse.ArgumentParser:
                                "{stage: {key: value}} with null for not measured")
     _add_settings(evaluate, "evaluate")
 
-    metrics = commands.add_parser("metrics", help="list the metrics: key, direction, meaning, needs")
+    metrics = commands.add_parser("metrics",
+                                  help="list the metrics: key, direction, meaning, needs")
     metrics.add_argument("--stage", choices=STAGES, metavar="STAGE",
                          help=f"only this stage: {', '.join(STAGES)}")
     metrics.add_argument("--format", choices=("table", "markdown", "json"), default="table",
