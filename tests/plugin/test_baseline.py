@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from pytest_rag.compare.baseline import Baseline
 from ragproject import (
     BASELINE,
     BETTER,
@@ -18,6 +17,8 @@ from ragproject import (
     set_inputs,
     write_ini,
 )
+
+from pytest_rag.compare.baseline import Baseline
 
 RUN = ("-p", "no:cacheprovider")
 UPDATE = (*RUN, "--rag-update-baseline")
@@ -400,9 +401,11 @@ def test_baseline_records_the_tolerance_of_each_metric(rag_pytester: pytest.Pyte
     ((), ("rag_relative_tolerance = x",), "ERROR: ini rag_relative_tolerance: expected a "
                                            "number, got 'x'"),
     ((), ("rag_tolerances = retrieval.p95_latency_ms fast",),
-     "ERROR: pytest-rag: ini rag_tolerances: 'retrieval.p95_latency_ms fast': 'fast' is not a number"),
+     "ERROR: pytest-rag: ini rag_tolerances: 'retrieval.p95_latency_ms fast': 'fast' is not a "
+     "number"),
     ((), ("rag_tolerances = retrieval.p95 25%",),
-     "ERROR: pytest-rag: ini rag_tolerances: 'retrieval.p95 25%': unknown metric 'p95' of stage 'retrieval'; *"),
+     "ERROR: pytest-rag: ini rag_tolerances: 'retrieval.p95 25%': unknown metric 'p95' of stage "
+     "'retrieval'; *"),
 ])
 def test_bad_tolerance_is_a_usage_error(rag_pytester: pytest.Pytester, args: tuple[str, ...],
                                         ini: tuple[str, ...], message: str) -> None:

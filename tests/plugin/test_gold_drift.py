@@ -10,8 +10,9 @@ import json
 from typing import Any
 
 import pytest
-from pytest_rag.compare.baseline import Baseline
 from ragproject import BASELINE, write_ini
+
+from pytest_rag.compare.baseline import Baseline
 
 TEST = """
 import json
