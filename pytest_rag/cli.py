@@ -66,7 +66,8 @@ def _parser() -> argparse.ArgumentParser:
                                "{stage: {key: value}} with null for not measured")
     _add_settings(evaluate, "evaluate")
 
-    metrics = commands.add_parser("metrics", help="list the metrics: key, direction, meaning, needs")
+    metrics = commands.add_parser("metrics",
+                                  help="list the metrics: key, direction, meaning, needs")
     metrics.add_argument("--stage", choices=STAGES, metavar="STAGE",
                          help=f"only this stage: {', '.join(STAGES)}")
     metrics.add_argument("--format", choices=("table", "markdown", "json"), default="table",

@@ -19,10 +19,10 @@ from typing import Final
 from .errors import unknown_names
 
 __all__ = [
-    "Direction",
-    "MetricSpec",
     "REGISTRY",
     "STAGES",
+    "Direction",
+    "MetricSpec",
     "describe_need",
     "get_metric",
     "need_alternatives",
@@ -367,8 +367,8 @@ _SPECS: tuple[MetricSpec, ...] = (
           "share of queries where answering or abstaining was the right call",
           "#{correct decisions} / Q", ("answerable", "answer|abstained")),
     _spec("generation", "context_grounding", "Context Grounding", _H,
-          "share of the answer's tokens found in the context chunks", "#{w in t(A) : w in context} / |t(A)|",
-          ("answer", "context_ids", "chunks")),
+          "share of the answer's tokens found in the context chunks",
+          "#{w in t(A) : w in context} / |t(A)|", ("answer", "context_ids", "chunks")),
     _spec("generation", "unsupported_number_rate", "Unsupported Number Rate", _L,
           "share of the answer's numbers absent from the context",
           "#{numbers of A not in context} / #{numbers of A}", ("answer", "context_ids", "chunks")),

@@ -117,7 +117,8 @@ def query_got_worse(direction: Direction, before: float, after: float | None) ->
 
 
 def _worse_queries(direction: Direction, old: Mapping[str, float | None],
-                   new: Mapping[str, float | None]) -> tuple[tuple[str, float | None, float | None], ...]:
+                   new: Mapping[str, float | None]
+                   ) -> tuple[tuple[str, float | None, float | None], ...]:
     worse = []
     for query_id, before in old.items():
         after = new.get(query_id)

@@ -57,7 +57,8 @@ class Threshold:
             return False
         return {
             "<": value < self.value, "<=": value <= self.value, ">": value > self.value,
-            ">=": value >= self.value, "==": math.isclose(value, self.value, rel_tol=1e-9, abs_tol=1e-12),
+            ">=": value >= self.value,
+            "==": math.isclose(value, self.value, rel_tol=1e-9, abs_tol=1e-12),
         }[self.op]
 
     def __str__(self) -> str:

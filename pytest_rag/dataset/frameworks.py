@@ -2,15 +2,15 @@
 
 Objects are recognised by their attributes, never by importing a framework:
 
-=====================  ==========================  ===========================  ======================
-object                 text                        offsets                      parent document
-=====================  ==========================  ===========================  ======================
-LlamaIndex node        ``get_content()``           ``start_char_idx``,          ``ref_doc_id``
-                                                   ``end_char_idx``
-``NodeWithScore``      its ``node``'s, as above
-LangChain Document     ``page_content``            ``metadata["start_index"]``  (metadata, below)
-Haystack Document      ``content``                 ``meta["split_idx_start"]``  ``meta["source_id"]``
-=====================  ==========================  ===========================  ======================
+==================  ========================  ===========================  ======================
+object              text                      offsets                      parent document
+==================  ========================  ===========================  ======================
+LlamaIndex node     ``get_content()``         ``start_char_idx``,          ``ref_doc_id``
+                                              ``end_char_idx``
+``NodeWithScore``   its ``node``'s, as above
+LangChain Document  ``page_content``          ``metadata["start_index"]``  (metadata, below)
+Haystack Document   ``content``               ``meta["split_idx_start"]``  ``meta["source_id"]``
+==================  ========================  ===========================  ======================
 
 The parent document: the framework's own parent id where it has one, then
 the metadata keys ``doc_id``, ``source`` and ``file_path``, the first that

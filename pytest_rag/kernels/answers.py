@@ -265,7 +265,8 @@ class AnswerScores(NamedTuple):
     rouge_l_f1: float
 
 
-def score_answer(answer: str, references: Sequence[str], *, rouge: bool = True) -> AnswerScores | None:
+def score_answer(answer: str, references: Sequence[str], *, rouge: bool = True
+                 ) -> AnswerScores | None:
     """Score an answer against its acceptable reference answers.
 
     Parameters

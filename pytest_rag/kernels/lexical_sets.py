@@ -8,6 +8,8 @@ int64, and the tests compare the two.
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import numpy as np
 import numpy.typing as npt
 
@@ -104,7 +106,7 @@ def lexical_metrics_sets(dataset: Dataset, scope: _IntArray,
             if cut_to[k] > cut_from[k]:
                 edges = [0, *(cut - a for cut in new_sentence[cut_from[k]:cut_to[k]]), b - a]
                 cohesion.append(mean_pair_jaccard(
-                    [set(tokens[x:y]) for x, y in zip(edges, edges[1:])]))
+                    [set(tokens[x:y]) for x, y in pairwise(edges)]))
     left, right = pairs[0].tolist(), pairs[1].tolist()
     clarity = [1.0 - jaccard(tails[i], heads[j]) for i, j in zip(left, right)]
     stickiness = [jaccard(all_sets[i], all_sets[j]) for i, j in zip(left, right)]

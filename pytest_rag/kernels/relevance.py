@@ -105,7 +105,8 @@ def touching_pairs(chunk_lo: _IntArray, chunk_hi: _IntArray, span_lo: _IntArray,
             part = counts[start:stop]
             rows = np.repeat(np.arange(start, stop, dtype=np.int64), part)
             offsets = (np.arange(rows.shape[0], dtype=np.int64)
-                       - np.repeat(np.cumsum(part) - part, part) + np.repeat(first[start:stop], part))
+                       - np.repeat(np.cumsum(part) - part, part)
+                       + np.repeat(first[start:stop], part))
             chunks = order[offsets]
             touch = chunk_hi[chunks] > s_lo[rows]
             rows, chunks = rows[touch], chunks[touch]

@@ -56,7 +56,8 @@ class BaselineMaintenance:
         # its own changes to the file as it is now, so both survive.
         with contextlib.ExitStack() as held:
             try:
-                held.enter_context(exclusive(options.baseline_path, root=self.session.config.rootpath))
+                held.enter_context(exclusive(options.baseline_path,
+                                             root=self.session.config.rootpath))
             except OSError as error:  # the folder cannot be made or opened
                 self._not_written(session, error)
                 return

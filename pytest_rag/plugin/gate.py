@@ -54,7 +54,7 @@ def _check_record(comparison: Comparison) -> CheckRecord | None:
     if isinstance(threshold, MetricValue):
         threshold = threshold.value
     elif hasattr(threshold, "expected"):
-        threshold = getattr(threshold, "expected")
+        threshold = threshold.expected
     if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
         return None
     return CheckRecord(metric.stage, metric.key, comparison.op, float(threshold), "test",

@@ -90,7 +90,8 @@ def _refuse_unknown_ini(config: pytest.Config) -> None:
 def add_options(parser: pytest.Parser) -> None:
     group = parser.getgroup("rag", "RAG regression metrics (pytest-rag)")
     group.addoption("--rag-dataset", dest="rag_dataset_path", metavar="PATH", default=None,
-                    help="gold dataset file for the rag_dataset fixture (overrides ini rag_dataset)")
+                    help="gold dataset file for the rag_dataset fixture (overrides ini "
+                         "rag_dataset)")
     group.addoption("--rag-run", dest="rag_run_path", metavar="PATH", default=None,
                     help="run file replacing the dataset's run (overrides ini rag_run)")
     group.addoption("--rag-baseline", dest="rag_baseline", nargs="?", const=_FROM_INI,
@@ -119,13 +120,13 @@ def add_options(parser: pytest.Parser) -> None:
                     default=None, metavar="AMOUNT",
                     help="absolute tolerance for ratio metrics (overrides ini rag_tolerance, "
                          "default 0.01)")
-    group.addoption("--rag-significance", dest="rag_significance", type=significance_level, default=None,
-                    metavar="ALPHA",
+    group.addoption("--rag-significance", dest="rag_significance", type=significance_level,
+                    default=None, metavar="ALPHA",
                     help="with --rag-baseline, a regression beyond the tolerance fails only when a "
                          "paired randomization test over the per-query values finds it "
-                         "significant at ALPHA (e.g. 0.05); otherwise it is 'within noise'. A metric "
-                         "that cannot be tested (no per-query values, fewer than 2 queries) is "
-                         "judged by its tolerance alone")
+                         "significant at ALPHA (e.g. 0.05); otherwise it is 'within noise'. "
+                         "A metric that cannot be tested (no per-query values, fewer than 2 "
+                         "queries) is judged by its tolerance alone")
     group.addoption("--rag-threshold", dest="rag_thresholds_cli", action="append", default=[],
                     metavar="EXPR",
                     help="a threshold for every recorded report of a stage, e.g. "

@@ -14,7 +14,7 @@ def _e(text: object) -> str:
     return escape(str(text), quote=True)
 
 
-def _exact(value: float | int | None) -> str:
+def _exact(value: float | None) -> str:
     """The machine-readable form: ``repr`` of a float, an integer as is, ``null`` for None."""
     if value is None:
         return "null"
@@ -42,7 +42,7 @@ def _attrs(**attributes: object) -> str:
                    for name, value in attributes.items() if value is not None)
 
 
-def _number(tag: str, value: float | int | None, *, text: str | None = None,
+def _number(tag: str, value: float | None, *, text: str | None = None,
             css: str = "", **attributes: object) -> str:
     """An element holding a reported number, with its exact value in ``data-value``."""
     shown = text if text is not None else format_number(value)

@@ -210,7 +210,8 @@ def _row(record: StageRecord, key: str, spec: MetricSpec | None,
 
 
 def build_scorecard(records: Iterable[StageRecord], checks: Iterable[CheckRecord] | Mapping[
-        tuple[str, str], Sequence[CheckRecord]], diffs: Mapping[tuple[str, str], Sequence[MetricDiff]],
+        tuple[str, str], Sequence[CheckRecord]],
+        diffs: Mapping[tuple[str, str], Sequence[MetricDiff]],
         specs: Mapping[str, MetricSpec], outcomes: Mapping[str, str] | None = None,
         order: Sequence[str] = (), sweep_tests: frozenset[str] | None = None,
         gold_changes: Mapping[tuple[str, str], GoldChange] | None = None,
@@ -342,8 +343,8 @@ class Scorecard:
             if hidden:
                 baselined = any(row.baseline is not None for row in entry.rows)
                 what = "unchanged against the baseline" if baselined else "not checked"
-                out.append(f"  {hidden} {'more ' if rows else ''}metric{'s' if hidden != 1 else ''} "
-                           f"{what} (-v lists them)")
+                out.append(f"  {hidden} {'more ' if rows else ''}"
+                           f"metric{'s' if hidden != 1 else ''} {what} (-v lists them)")
             blocks.append(out)
         reports = len(blocks)
         counted = []  # one line each, always shown
@@ -359,7 +360,8 @@ class Scorecard:
             unmarked = len(sweeps) - len(shown)
             counted.append(f"{unmarked} parametrized test{'s' if unmarked != 1 else ''} not "
                            "a rag_sweep: variants side by side with -v")
-        blocks.extend(sweep_lines(sweep, max(sweep_width or width, 40), None if full else SWEEP_ROWS)
+        blocks.extend(sweep_lines(sweep, max(sweep_width or width, 40),
+                                  None if full else SWEEP_ROWS)
                       for sweep in shown)
         summary = textwrap.wrap(self.summary_line(), width) if self.entries else []
         room = None if full or limit is None else limit - len(counted) - len(summary)

@@ -24,7 +24,8 @@ def _tabulate(rows: Any, **options: Any) -> str:
     return draw(rows, **options)
 
 
-_DIRECTION_WORDS = {"higher": "higher is better", "lower": "lower is better", "info": "informational"}
+_DIRECTION_WORDS = {"higher": "higher is better", "lower": "lower is better",
+                    "info": "informational"}
 
 
 def format_value(value: float | None) -> str:

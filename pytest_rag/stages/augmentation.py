@@ -69,7 +69,8 @@ class AugmentationEvaluator(StageEvaluator):
         budget = settings["max_context_tokens"]
         if budget is not None:
             builder.set_per_query("budget_compliant",
-                                  scatter((found.listed_total <= budget).astype(np.float64), rows, count))
+                                  scatter((found.listed_total <= budget).astype(np.float64),
+                                          rows, count))
 
         has_gold = evidence_query_indices(dataset)[rows]
         gold_rows = rows[has_gold]
@@ -91,4 +92,5 @@ class AugmentationEvaluator(StageEvaluator):
         edge[lengths[slot] == 1] = 1.0
         per_slot = ratio(np.bincount(slot, weights=edge, minlength=len(indices)),
                          np.bincount(slot, minlength=len(indices)))
-        builder.set_per_query("evidence_edge_placement", scatter(per_slot[has_gold], gold_rows, count))
+        builder.set_per_query("evidence_edge_placement",
+                              scatter(per_slot[has_gold], gold_rows, count))

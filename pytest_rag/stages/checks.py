@@ -178,7 +178,8 @@ class MetricValue(_Comparable):
         compare = _operator(op)
         values = self._query_values()
         measured = [v for v in values.values() if v is not None]
-        share = None if not measured else sum(compare(v, threshold) for v in measured) / len(measured)
+        share = (None if not measured
+                 else sum(compare(v, threshold) for v in measured) / len(measured))
         return MetricValue(self.stage, f"share({self.key} {op} {_fmt(threshold)})", share,
                            None, self.reason or "no query has a value", "higher")
 
@@ -230,7 +231,8 @@ class MetricRef(_Comparable):
         return _EveryQuery(self)
 
     def __bool__(self) -> bool:
-        raise TypeError(f"{self.key} is a metric name; compare it: assert_metric({self.key} >= 0.8)")
+        raise TypeError(f"{self.key} is a metric name; compare it: "
+                        f"assert_metric({self.key} >= 0.8)")
 
     def __repr__(self) -> str:
         return self.key if self.stage is None else f"{self.stage}.{self.key}"

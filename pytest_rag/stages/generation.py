@@ -96,7 +96,8 @@ class _Context:
             if cached is None:
                 chunk = dataset.chunks[row]
                 text = dataset.document_by_id[chunk.doc_id].text[chunk.start:chunk.end]
-                cached = self.cache[row] = (frozenset(answer_tokens(text)), frozenset(numbers(text)))
+                cached = self.cache[row] = (frozenset(answer_tokens(text)),
+                                            frozenset(numbers(text)))
             words |= cached[0]
             nums |= cached[1]
         return words, nums
@@ -224,12 +225,14 @@ def _query_metrics(query: Query, entry: RunEntry, tokens: list[str] | None,
         recall = correct / len(expected)
         values["citation_precision"] = precision
         values["citation_recall"] = recall
-        values["citation_f1"] = 0.0 if correct == 0 else 2 * precision * recall / (precision + recall)
+        values["citation_f1"] = (0.0 if correct == 0
+                                 else 2 * precision * recall / (precision + recall))
     if entry.verified_claims:
         claims = entry.verified_claims
         values["annotated_claim_support"] = sum(claim.supported for claim in claims) / len(claims)
     if query.answerable is not None and (entry.abstained is not None or tokens is not None):
-        abstained = entry.abstained if entry.abstained is not None else abstains(tokens or (), phrases)
+        abstained = (entry.abstained if entry.abstained is not None
+                     else abstains(tokens or (), phrases))
         values["abstention_accuracy"] = float(abstained != query.answerable)
     if context is not None and tokens is not None and entry.context_ids is not None:
         answer_numbers = numbers(entry.answer or "")

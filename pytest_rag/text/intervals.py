@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["containing", "touching_count", "union_sizes", "intersection_sizes"]
+__all__ = ["containing", "intersection_sizes", "touching_count", "union_sizes"]
 
 _IntArray = npt.NDArray[np.int64]
 

@@ -25,7 +25,7 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
-from bench_harness import Row
+from bench_harness import Row  # noqa: E402
 
 NAME = "controller merge"
 TESTS = 10_000

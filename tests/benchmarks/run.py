@@ -282,7 +282,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="every workload at 1/10 of its size")
     parser.add_argument("--scale", type=float, default=None,
-                        help="size as a fraction of the full workloads (default 1, or 0.1 with --quick)")
+                        help="size as a fraction of the full workloads (default 1, or 0.1 "
+                             "with --quick)")
     parser.add_argument("--only", default=",".join(WORKLOADS),
                         help=f"comma-separated workloads (default all: {','.join(WORKLOADS)})")
     parser.add_argument("--repeat", type=int, default=None,
@@ -296,7 +297,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="store the installed engine's per-query outputs at this scale in "
                              "outputs_expected.json (run with the previous engine first on "
                              "PYTHONPATH), then exit")
-    parser.add_argument("--memory-of", nargs=2, metavar=("WORKLOAD", "SIDE"), help=argparse.SUPPRESS)
+    parser.add_argument("--memory-of", nargs=2, metavar=("WORKLOAD", "SIDE"),
+                        help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     scale = args.scale if args.scale is not None else (0.1 if args.quick else 1.0)
     repeat = args.repeat if args.repeat is not None else (1 if args.quick else 3)
@@ -327,7 +329,8 @@ def main(argv: list[str] | None = None) -> int:
               + "\n".join(notes))
     if args.json:
         args.json.write_text(json.dumps({"machine": described, "scale": scale,
-                                         "rows": [vars(row) | {"ratio": row.ratio} for row in rows]},
+                                         "rows": [vars(row) | {"ratio": row.ratio}
+                                                  for row in rows]},
                                         indent=2), encoding="utf-8")
     return 1 if any(row.status == "disagrees" for row in rows) else 0
 

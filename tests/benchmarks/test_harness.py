@@ -24,7 +24,8 @@ PEERS = ("ranx", "pytrec_eval", "rouge_score", "faiss", "threadpoolctl")
 WORKLOADS = ("ranking", "evidence", "embedding", "answers", "plugin", "sweep", "cli", "gate")
 
 
-def _run(args: list[str], tmp_path: Path, prelude: str = "") -> tuple[subprocess.CompletedProcess[str], dict]:
+def _run(args: list[str], tmp_path: Path, prelude: str = ""
+         ) -> tuple[subprocess.CompletedProcess[str], dict]:
     out = tmp_path / "rows.json"
     code = (f"import sys, runpy; {prelude}"
             f"sys.argv = [{str(RUN)!r}, *{[*args, '--json', str(out)]!r}]; "

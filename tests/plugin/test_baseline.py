@@ -401,9 +401,11 @@ def test_baseline_records_the_tolerance_of_each_metric(rag_pytester: pytest.Pyte
     ((), ("rag_relative_tolerance = x",), "ERROR: ini rag_relative_tolerance: expected a "
                                            "number, got 'x'"),
     ((), ("rag_tolerances = retrieval.p95_latency_ms fast",),
-     "ERROR: pytest-rag: ini rag_tolerances: 'retrieval.p95_latency_ms fast': 'fast' is not a number"),
+     "ERROR: pytest-rag: ini rag_tolerances: 'retrieval.p95_latency_ms fast': 'fast' is not a "
+     "number"),
     ((), ("rag_tolerances = retrieval.p95 25%",),
-     "ERROR: pytest-rag: ini rag_tolerances: 'retrieval.p95 25%': unknown metric 'p95' of stage 'retrieval'; *"),
+     "ERROR: pytest-rag: ini rag_tolerances: 'retrieval.p95 25%': unknown metric 'p95' of stage "
+     "'retrieval'; *"),
 ])
 def test_bad_tolerance_is_a_usage_error(rag_pytester: pytest.Pytester, args: tuple[str, ...],
                                         ini: tuple[str, ...], message: str) -> None:

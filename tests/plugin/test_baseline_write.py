@@ -59,7 +59,7 @@ def test_failed_write_keeps_the_old_baseline(rag_pytester: pytest.Pytester, reco
             def __init__(self, stream: object) -> None:
                 self.stream = stream
 
-            def __enter__(self) -> Full:
+            def __enter__(self) -> Full:  # noqa: PYI034 - typing.Self needs Python 3.11
                 return self
 
             def __exit__(self, *exc: object) -> None:

@@ -54,7 +54,8 @@ def test_ini_doc_id_key_names_the_document_of_framework_objects(
 def test_doc_id_key_given_to_a_call(rag_pytester: pytest.Pytester) -> None:
     rag_pytester.makefile(".yaml", gold=GOLD)
     rag_pytester.makepyfile(test_rag=TEST.replace("rag.chunking(chunks=CHUNKS)",
-                                                  "rag.chunking(chunks=CHUNKS, doc_id_key='article')")
+                                                  "rag.chunking(chunks=CHUNKS, "
+                                                  "doc_id_key='article')")
                             .replace("relevance_from_evidence=True)",
                                      "relevance_from_evidence=True, doc_id_key='article')"))
     write_ini(rag_pytester)

@@ -105,9 +105,11 @@ def test_numpy_numbers_are_computed_metric_values(custom: pytest.Pytester) -> No
      "pytest-rag: custom metric retrieval.mean_lost was not declared with "
      "pytest_rag_register_metrics"),
     (CUSTOM.replace("sum(found) / len(found) if found else None", "'many'"),
-     "pytest-rag: custom metric retrieval.mean_found must be a number or None, got a string 'many'"),
+     "pytest-rag: custom metric retrieval.mean_found must be a number or None, got a string "
+     "'many'"),
     (CUSTOM.replace("sum(found) / len(found) if found else None", "float('inf')"),
-     "pytest-rag: custom metric retrieval.mean_found must be a finite number or None, got a number inf"),
+     "pytest-rag: custom metric retrieval.mean_found must be a finite number or None, got a "
+     "number inf"),
     # Beyond the float range: a clear message, not an internal OverflowError (issue 24).
     (CUSTOM.replace("sum(found) / len(found) if found else None", "10**400"),
      "pytest-rag: custom metric retrieval.mean_found must be a finite number or None, got a number "

@@ -75,7 +75,8 @@ def test_bad_baseline_is_a_usage_error_with_the_cli_message(rag_pytester: pytest
     result = rag_pytester.runpytest(*RUN, "--rag-baseline")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     where = f"baseline file {str(path)!r}"
-    result.stderr.fnmatch_lines([exact(f"ERROR: pytest-rag: {case.pytest.replace('{where}', where)}")])
+    result.stderr.fnmatch_lines(
+        [exact(f"ERROR: pytest-rag: {case.pytest.replace('{where}', where)}")])
     if case.cli_kind == "baseline file":  # the same words as pytest-rag diff, then the fix
         assert case.pytest in (case.cli, case.cli + RESTORE_HINT)
 
@@ -156,7 +157,8 @@ def test_unknown_chunk_passed_from_python_names_the_argument(pytester: pytest.Py
     # The gold file has no run section: the typo is in the test's argument.
     pytester.makefile(".yaml", gold="documents: [{id: d, text: 'alpha beta gamma'}]\n"
                                     "chunks: [{id: c0, start: 0, end: 10}]\n"
-                                    "queries: [{id: q1, expected_evidence: [{start: 0, end: 5}]}]\n")
+                                    "queries: [{id: q1, expected_evidence: "
+                                    "[{start: 0, end: 5}]}]\n")
     pytester.makefile(".ini", pytest="[pytest]\nrag_dataset = gold.yaml\n")
     pytester.makepyfile(test_rag="def test_retrieval(rag):\n"
                                  "    rag.retrieval(retrieved_ids={'q1': ['c9']})\n")

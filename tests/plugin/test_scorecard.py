@@ -204,7 +204,8 @@ def test_a_best_is_starred_only_in_a_marked_sweep(pytester: pytest.Pytester,
                                                   marked: bool) -> None:
     pytester.makepyfile(test_across=DATASETS.format(
         marker="@pytest.mark.rag_sweep" if marked else ""))
-    result = pytester.runpytest("-p", "no:cacheprovider", "-W", "error::pytest.PytestUnknownMarkWarning")
+    result = pytester.runpytest("-p", "no:cacheprovider",
+                                "-W", "error::pytest.PytestUnknownMarkWarning")
     result.assert_outcomes(passed=2)
     if marked:
         result.stdout.fnmatch_lines(["Sweep test_across.py::test_across: 2 variants",

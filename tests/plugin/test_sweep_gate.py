@@ -42,7 +42,8 @@ def test_chunker(rag, size, hits):
     chunks = chunks_of(size)
     context = {{}}
     for i, q in enumerate(QUERIES):
-        holding = next(c["id"] for c in chunks if int(c["id"][1:]) <= 4 * i < int(c["id"][1:]) + size)
+        holding = next(c["id"] for c in chunks
+                       if int(c["id"][1:]) <= 4 * i < int(c["id"][1:]) + size)
         other = next(c["id"] for c in chunks if c["id"] != holding)
         context[q["id"]] = [holding if i < hits else other]
     rag.augmentation(documents=DOCS, chunks=chunks, queries=QUERIES,
@@ -139,7 +140,8 @@ def test_knobs(rag, name):
     result.assert_outcomes(failed=2)
     result.stdout.fnmatch_lines(["*pytest-rag: @pytest.mark.rag_sweep(objective="
                                  "'retrieval.recall'): not a metric*"])
-    sweep = json.loads((pytester.path / "r.json").read_text())["sweeps"]["test_knobs.py::test_knobs"]
+    sweep = json.loads((pytester.path / "r.json").read_text())["sweeps"][
+        "test_knobs.py::test_knobs"]
     assert sweep["knobs"] == {"a": {"size": 100, "overlap": 10},
                               "b": {"size": 200, "overlap": 20}}
 

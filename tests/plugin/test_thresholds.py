@@ -141,8 +141,8 @@ def test_scorecard_shows_the_threshold_that_applied(precedence: pytest.Pytester)
 
 @pytest.mark.parametrize(("args", "ini", "message"), [
     (["--rag-threshold", "recall_at_k>=0.8"], "",
-     "ERROR: pytest-rag: --rag-threshold: 'recall_at_k>=0.8': expected 'stage.metric OP number', e.g. "
-     "'retrieval.recall_at_k >= 0.8' (OP: <, <=, >, >=, ==)"),
+     "ERROR: pytest-rag: --rag-threshold: 'recall_at_k>=0.8': expected 'stage.metric OP number', "
+     "e.g. 'retrieval.recall_at_k >= 0.8' (OP: <, <=, >, >=, ==)"),
     (["--rag-threshold", "retrieval.recall >= 0.8"], "",
      "ERROR: pytest-rag: --rag-threshold: 'retrieval.recall >= 0.8': unknown metric 'recall' (did "
      "you mean 'recall_at_k'?) of stage 'retrieval'; known: precision_at_k, recall_at_k, *"),
@@ -152,9 +152,11 @@ def test_scorecard_shows_the_threshold_that_applied(precedence: pytest.Pytester)
     (["--rag-threshold", "retrieval.recall_at_k >= high"], "",
      "ERROR: pytest-rag: --rag-threshold: 'retrieval.recall_at_k >= high': 'high' is not a number"),
     ([], "rag_thresholds = retrieval.recall_at_k => 0.8",
-     "ERROR: pytest-rag: ini rag_thresholds: 'retrieval.recall_at_k => 0.8': expected 'stage.metric OP number'*"),
+     "ERROR: pytest-rag: ini rag_thresholds: 'retrieval.recall_at_k => 0.8': expected "
+     "'stage.metric OP number'*"),
     ([], "rag_thresholds = retrieval.recall_at_k >= nan",
-     "ERROR: pytest-rag: ini rag_thresholds: 'retrieval.recall_at_k >= nan': the threshold must be a finite number"),
+     "ERROR: pytest-rag: ini rag_thresholds: 'retrieval.recall_at_k >= nan': the threshold must "
+     "be a finite number"),
 ])
 def test_bad_threshold_text_is_a_usage_error(rag_pytester: pytest.Pytester, args: list[str],
                                              ini: str, message: str) -> None:

@@ -50,7 +50,8 @@ def naive_lcs(a: list[str], b: list[str]) -> int:
     table = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
     for i, x in enumerate(a):
         for j, y in enumerate(b):
-            table[i + 1][j + 1] = table[i][j] + 1 if x == y else max(table[i][j + 1], table[i + 1][j])
+            table[i + 1][j + 1] = (table[i][j] + 1 if x == y
+                                   else max(table[i][j + 1], table[i + 1][j]))
     return table[len(a)][len(b)]
 
 
@@ -243,7 +244,7 @@ def test_score_tokens_matches_the_single_metrics(answer: list[str], refs: list[l
     assert scores.exact_match == float(any(ref == answer for ref in refs))
 
 
-# --- required facts --------------------------------------------------------------------------------
+# --- required facts -------------------------------------------------------------------------------
 
 def test_contains_run() -> None:
     assert contains_run(["within", "30", "days"], ["30", "days"])
@@ -266,7 +267,7 @@ def test_fact_coverage() -> None:
     assert fact_coverage([], ["x"]) == 0.0
 
 
-# --- abstention ------------------------------------------------------------------------------------
+# --- abstention -----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("answer", [
     "I don't know.", "Sorry, I do not know!", "I cannot answer that.", "We can't answer",
@@ -292,7 +293,7 @@ def test_custom_phrases_and_phrases_without_token() -> None:
     assert abstains(["i", "don", "t", "know"], DEFAULT_ABSTAIN_PHRASES)  # a token list
 
 
-# --- numbers ---------------------------------------------------------------------------------------
+# --- numbers --------------------------------------------------------------------------------------
 
 def test_numbers_with_commas_and_decimals() -> None:
     assert numbers("2,500 requests, v3.4, 1,234.5 or 7.") == ["2500", "3.4", "1234.5", "7"]

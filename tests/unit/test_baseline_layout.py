@@ -66,7 +66,7 @@ def test_what_is_written_is_read_back(tmp_path_factory: pytest.TempPathFactory,
 
 def _record(values: dict[str, float], nodeid: str = "t.py::test") -> StageRecord:
     per_query = {key: {q: v + i / 10 for q, v in values.items()} for i, key in enumerate(KEYS)}
-    return StageRecord(nodeid, "retrieval", {key: 0.5 for key in KEYS}, per_query,
+    return StageRecord(nodeid, "retrieval", dict.fromkeys(KEYS, 0.5), per_query,
                        gold={q: f"{len(q):016x}" for q in values})
 
 

@@ -371,7 +371,8 @@ def test_lexical_boundary_uses_last_and_first_twelve_tokens() -> None:
     ({"boundary_tolerance": -1}, "boundary_tolerance: must be >= 0, got -1"),
     ({"boundary_tolerance": 0.5}, "boundary_tolerance: expected a whole number, got a number 0.5"),
     ({"required_metadata": "source"}, "required_metadata: expected a list, got a string 'source'"),
-    ({"required_metadata": ["source", 3]}, "required_metadata[1]: expected a string, got a number 3"),
+    ({"required_metadata": ["source", 3]},
+     "required_metadata[1]: expected a string, got a number 3"),
 ])
 def test_bad_settings_raise_value_error(kwargs: dict[str, Any], message: str) -> None:
     """The messages of the one setting validation (pytest_rag.settings)."""
@@ -431,7 +432,7 @@ def naive(dataset: Dataset) -> dict[str, float | None]:
                          for k in range(i + 1, j))]
     cohesion = []
     for text in texts:
-        parts = [set(w.lower() for w in WORD.findall(p))
+        parts = [{w.lower() for w in WORD.findall(p)}
                  for p in re.split(r"(?<=[.!?])(?=\s)|\n", text)]
         parts = [p for p in parts if p]
         if len(parts) >= 2:

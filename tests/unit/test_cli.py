@@ -49,7 +49,8 @@ def test_evaluate_json_is_one_object_with_every_stage_and_key(small_file: Path) 
 
 
 def test_evaluate_k_defaults_to_five(small_file: Path) -> None:
-    status, out, _ = run_cli("evaluate", str(small_file), "--format", "json", "--stage", "retrieval")
+    status, out, _ = run_cli("evaluate", str(small_file), "--format", "json",
+                             "--stage", "retrieval")
     assert status == 0
     result = json.loads(out)
     assert list(result) == ["retrieval"]
@@ -123,7 +124,8 @@ def test_metrics_json_carries_direction_and_needs() -> None:
 def test_validate_summarises_a_valid_file(small_file: Path) -> None:
     status, out, _ = run_cli("validate", str(small_file))
     assert status == 0
-    assert out == f"{small_file}: valid pytest-rag/v1: 1 documents, 2 chunks, 1 queries, 1 run entries\n"
+    assert out == (f"{small_file}: valid pytest-rag/v1: 1 documents, 2 chunks, 1 queries, "
+                   "1 run entries\n")
 
 
 def test_python_dash_m_and_console_script_agree(small_file: Path) -> None:
@@ -147,7 +149,8 @@ def test_main_keeps_what_a_command_built_when_asked(small_file: Path) -> None:
     assert isinstance(kept[2], Dataset)
 
 
-@pytest.mark.parametrize("command", [["-m", "pytest_rag"], ["-c", "import pytest_rag.cli as c; c.run()"]])
+@pytest.mark.parametrize("command", [["-m", "pytest_rag"],
+                                     ["-c", "import pytest_rag.cli as c; c.run()"]])
 def test_the_process_ends_with_the_status_and_all_its_output(small_file: Path, tmp_path: Path,
                                                              command: list[str]) -> None:
     """:func:`run` ends the process without a teardown: its output, written to a file
@@ -185,7 +188,7 @@ def test_ctrl_c_ends_quietly_with_status_130(small_file: Path,
         raise KeyboardInterrupt
 
     monkeypatch.setattr(cli, "_evaluate", interrupted)
-    status, out, err = run_cli("evaluate", str(small_file))
+    status, _out, err = run_cli("evaluate", str(small_file))
     assert status == 130
     assert err == "pytest-rag: interrupted\n"
 
@@ -198,7 +201,7 @@ def test_running_out_of_memory_is_an_error_not_a_traceback(
         raise MemoryError
 
     monkeypatch.setattr(cli, "_evaluate", too_big)
-    status, out, err = run_cli("evaluate", str(small_file))
+    status, _out, err = run_cli("evaluate", str(small_file))
     assert status == 2
     assert err == ("pytest-rag: error: out of memory: the input is too large for the memory "
                    "available\n")
@@ -258,12 +261,12 @@ def test_relevance_from_evidence_from_the_flag_and_from_params(tmp_path: Path) -
 
 def test_settings_flags_of_evaluate(tmp_path: Path, small_file: Path,
                                     capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, err = run_cli("evaluate", str(small_file), "--format", "json",
-                               "--size-limits", "1", "3", "--max-context-tokens", "2",
-                               "--required-metadata", "source", "--boundary-tolerance", "1",
-                               "--abstain-phrase", "no idea")
+    status, _out, err = run_cli("evaluate", str(small_file), "--format", "json",
+                                "--size-limits", "1", "3", "--max-context-tokens", "2",
+                                "--required-metadata", "source", "--boundary-tolerance", "1",
+                                "--abstain-phrase", "no idea")
     assert status == 0, err
-    status, out, err = run_cli("evaluate", str(small_file), "--size-limits", "5", "3")
+    status, _out, err = run_cli("evaluate", str(small_file), "--size-limits", "5", "3")
     # Refused while parsing the flags, by the one setting validation.
     assert status == 2 and capsys.readouterr().err.endswith(
         "pytest-rag evaluate: error: argument --size-limits: min 5 is greater than max 3\n")
@@ -279,7 +282,8 @@ def test_settings_print_one_way_in_every_output(small_file: Path) -> None:
     assert status == 0, err
     assert "chunking (size_limits=[1, 3], boundary_tolerance=0)" in out
     assert settings_text({"size_limits": (1, 3), "abstain_phrases": ("no idea",),
-                          "k": 5, "x": None}) == 'size_limits=[1, 3], abstain_phrases=["no idea"], k=5'
+                          "k": 5, "x": None}) == \
+        'size_limits=[1, 3], abstain_phrases=["no idea"], k=5'
 
 
 @pytest.mark.parametrize("flag", ["--k", "--max-context-tokens", "--boundary-tolerance",

@@ -135,10 +135,10 @@ GOLD = {"q1": [span("d", 6, 10), span("d", 12, 24)],   # c0: 2, c1: 1
 
 
 def test_retrieval_metrics_with_derived_grades() -> None:
-    kwargs: dict[str, Any] = dict(
-        documents=DOCUMENTS, chunks=CHUNKS, expected_evidence=GOLD,
-        relevant={"q3": ["c0"]},
-        retrieved_ids={"q1": ["c2", "c1"], "q2": ["e1", "c0"], "q3": ["c0", "c2"]})
+    kwargs: dict[str, Any] = {
+        "documents": DOCUMENTS, "chunks": CHUNKS, "expected_evidence": GOLD,
+        "relevant": {"q3": ["c0"]},
+        "retrieved_ids": {"q1": ["c2", "c1"], "q2": ["e1", "c0"], "q3": ["c0", "c2"]}}
     report = RetrievalEvaluator(k=2, relevance_from_evidence=True).evaluate(**kwargs)
     assert report.settings == {"k": 2, "relevance_from_evidence": True}
     # q1: 1 of {c0, c1}; q2: 1 of {e0, e1}; q3: its own relevant c0 at rank 1.
@@ -186,8 +186,8 @@ def test_embedding_with_derived_grades() -> None:
 
 def test_setting_is_validated_and_none_leaves_it_to_params() -> None:
     assert RetrievalEvaluator(relevance_from_evidence=None).relevance_from_evidence is None
-    with pytest.raises(ValueError, match="^relevance_from_evidence: expected true or false, "
-                                         "got a number 1$"):
+    with pytest.raises(ValueError, match=r"^relevance_from_evidence: expected true or false, "
+                                         r"got a number 1$"):
         RetrievalEvaluator(relevance_from_evidence=1)  # type: ignore[arg-type]
     for cls in (RetrievalEvaluator, RerankingEvaluator, EmbeddingEvaluator):
         assert "relevance_from_evidence" in cls.settings_names

@@ -128,8 +128,8 @@ def test_every_vector_gold_leaves_no_negative() -> None:
 def test_ties_go_to_chunk_order_then_non_chunk_ids() -> None:
     # Vectors given in another order than the chunks; "x" is not a chunk.
     vectors = {"x": [1.0, 0.0], "c": [1.0, 0.0], "a": [2.0, 0.0], "b": [0.0, 1.0]}
-    common = dict(documents=DOC, chunks=CHUNKS, chunk_vectors=vectors,
-                  query_vector={"q1": [1.0, 0.0], "q2": [1.0, 0.0]})
+    common = {"documents": DOC, "chunks": CHUNKS, "chunk_vectors": vectors,
+              "query_vector": {"q1": [1.0, 0.0], "q2": [1.0, 0.0]}}
     # x, c and a all have cos 1: chunk order puts a, then c, then x.
     report = EmbeddingEvaluator(k=2).evaluate(relevant={"q1": ["x"], "q2": ["c"]},
                                               ann_ids={"q1": ["x", "a"]}, **common)
@@ -244,8 +244,9 @@ def test_non_finite_vector_is_an_error() -> None:
 
 def test_array_aligned_with_chunks_equals_mapping() -> None:
     rows = np.array([[1.0, 2.0], [2.0, -1.0], [0.5, 0.5]])
-    common = dict(documents=DOC, chunks=CHUNKS, query_vector={"q": [1.0, 1.0]},
-                  relevant={"q": {"c": 2}}, ann_ids={"q": ["a", "c"]}, indexed_ids=["a", "b"])
+    common = {"documents": DOC, "chunks": CHUNKS, "query_vector": {"q": [1.0, 1.0]},
+              "relevant": {"q": {"c": 2}}, "ann_ids": {"q": ["a", "c"]},
+              "indexed_ids": ["a", "b"]}
     by_array = EmbeddingEvaluator(k=2).evaluate(chunk_vectors=rows, **common)
     by_mapping = EmbeddingEvaluator(k=2).evaluate(
         chunk_vectors={"a": rows[0].tolist(), "b": rows[1].tolist(), "c": rows[2].tolist()},
@@ -268,7 +269,7 @@ def test_k_comes_from_the_constructor_then_params_then_default() -> None:
     assert EmbeddingEvaluator().evaluate(with_k1).query_topk_recall == 0.0
     assert EmbeddingEvaluator(k=2).evaluate(with_k1).query_topk_recall == 1.0
     assert EmbeddingEvaluator().evaluate(Dataset(vectors=vectors)).settings == {"k": 5}
-    with pytest.raises(ValueError, match="^k: must be >= 1, got 0$"):
+    with pytest.raises(ValueError, match=r"^k: must be >= 1, got 0$"):
         EmbeddingEvaluator(k=0)
 
 
@@ -319,14 +320,14 @@ def test_evaluator_does_not_depend_on_block_sizes(monkeypatch: pytest.MonkeyPatc
     vectors = rng.integers(-2, 3, size=(120, 5)).astype(np.float64)
     queries = rng.integers(-2, 3, size=(30, 5)).astype(np.float64)
     ids = [f"v{i}" for i in range(120)]
-    inputs = dict(
-        chunk_vectors={ids[i]: vectors[i].tolist() for i in rng.permutation(120)},
-        query_vector={f"q{j}": queries[j].tolist() for j in range(30)},
-        relevant={f"q{j}": {ids[i]: int(g) for i, g in zip(rng.choice(120, 3, replace=False),
-                                                           rng.integers(0, 3, 3))}
-                  for j in range(30)},
-        ann_ids={f"q{j}": [ids[i] for i in rng.choice(120, 8)] for j in range(30)},
-    )
+    inputs = {
+        "chunk_vectors": {ids[i]: vectors[i].tolist() for i in rng.permutation(120)},
+        "query_vector": {f"q{j}": queries[j].tolist() for j in range(30)},
+        "relevant": {f"q{j}": {ids[i]: int(g) for i, g in zip(rng.choice(120, 3, replace=False),
+                                                              rng.integers(0, 3, 3))}
+                     for j in range(30)},
+        "ann_ids": {f"q{j}": [ids[i] for i in rng.choice(120, 8)] for j in range(30)},
+    }
     expected = EmbeddingEvaluator(k=6).evaluate(**inputs)
     monkeypatch.setattr(vector_scan, "_BLOCK_ROWS", 7)
     monkeypatch.setattr(vector_scan, "_BLOCK_QUERIES", 4)

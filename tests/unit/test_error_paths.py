@@ -80,9 +80,9 @@ USAGE_CASES = [
     pytest.param([], "usage: pytest-rag [-h] COMMAND ...\n"
                  "pytest-rag: error: the following arguments are required: COMMAND\n",
                  id="no-command"),
-    pytest.param(["frobnicate"], "usage: pytest-rag [-h] COMMAND ...\npytest-rag: error: argument "
-                 "COMMAND: invalid choice: 'frobnicate' (choose from 'evaluate', 'metrics', 'diff', "
-                 "'convert', 'validate')\n", id="unknown-command"),
+    pytest.param(["frobnicate"], "usage: pytest-rag [-h] COMMAND ...\npytest-rag: error: "
+                 "argument COMMAND: invalid choice: 'frobnicate' (choose from 'evaluate', "
+                 "'metrics', 'diff', 'convert', 'validate')\n", id="unknown-command"),
     pytest.param(["evaluate"], EVALUATE_USAGE + "pytest-rag evaluate: error: the following "
                  "arguments are required: FILE\n", id="evaluate-without-file"),
     pytest.param(["evaluate", "{gold}", "--k", "0"], EVALUATE_USAGE + "pytest-rag evaluate: error: "
@@ -113,9 +113,9 @@ USAGE_CASES = [
     pytest.param(["diff", "{old}", "{old}", "--tolerance", "-1"], DIFF_USAGE + "pytest-rag diff: "
                  "error: argument --tolerance: must be a finite number >= 0, got '-1'\n",
                  id="negative-tolerance"),
-    pytest.param(["diff", "{old}", "{old}", "--relative-tolerance", "nan"], DIFF_USAGE + "pytest-rag "
-                 "diff: error: argument --relative-tolerance: must be a finite number >= 0, got "
-                 "'nan'\n", id="nan-relative-tolerance"),
+    pytest.param(["diff", "{old}", "{old}", "--relative-tolerance", "nan"], DIFF_USAGE
+                 + "pytest-rag diff: error: argument --relative-tolerance: must be a finite "
+                 "number >= 0, got 'nan'\n", id="nan-relative-tolerance"),
 ]
 
 

@@ -232,8 +232,8 @@ def test_a_source_path_matches_the_file_a_document_was_read_from(tmp_path: Path)
     for doc in DOCUMENTS:
         (tmp_path / "docs" / f"{doc['id']}.md").write_text(doc["text"], encoding="utf-8")
     gold = tmp_path / "gold.yaml"
-    gold.write_text("documents:\n- {id: faq, path: docs/faq.md}\n- {id: guide, path: docs/guide.md}\n",
-                    encoding="utf-8")
+    gold.write_text("documents:\n- {id: faq, path: docs/faq.md}\n"
+                    "- {id: guide, path: docs/guide.md}\n", encoding="utf-8")
     dataset = load_dataset(gold)
     for source in (str(tmp_path / "docs" / "{}.md"), "elsewhere/{}.md"):  # full path; file name
         documents = [LangChainDocument(item.page_content, {

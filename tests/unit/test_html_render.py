@@ -64,7 +64,7 @@ def _details(scorecard: Scorecard, *records: StageRecord) -> dict[tuple[str, str
 
 # -- the page -----------------------------------------------------------------------
 def test_every_section_and_every_number_matches_the_json_report() -> None:
-    scorecard, record, baseline = _regressed()
+    scorecard, _record, baseline = _regressed()
     page_text = render_html(scorecard, baseline=baseline)
     page = Page(page_text)
     assert page.mismatched == []
@@ -138,7 +138,7 @@ def test_self_contained_and_deterministic() -> None:
 
 
 def test_every_svg_is_well_formed_xml() -> None:
-    scorecard, record, baseline = _regressed()
+    _scorecard, record, baseline = _regressed()
     dataset = load_dataset(QUICKSTART)
     report = ChunkingEvaluator(size_limits=(5, 15)).evaluate(dataset)
     chunking = dataclasses.replace(StageRecord.from_report("t.py::test_chunks", report),

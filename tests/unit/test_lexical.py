@@ -153,7 +153,7 @@ def test_a_sweep_through_the_evaluator_joins_each_block_once(monkeypatch: pytest
     text = "Alpha beta. Gamma ALPHA delta!\nBeta beta gamma. Στάσις ΟΔΟΣ alpha."
     corpus = Dataset(documents=(Document("d", text),))
     chunkings = [[{"id": f"c{i}", "doc_id": "d", "start": a, "end": b}
-                  for i, (a, b) in enumerate(zip(cuts, cuts[1:]))]
+                  for i, (a, b) in enumerate(pairwise(cuts))]
                  for cuts in ([0, 13, 40, len(text)], [0, 3, 29, 50, len(text)], [0, len(text)])]
     for chunks in chunkings:
         shared = chunking.ChunkingEvaluator().evaluate(corpus, chunks=chunks).values

@@ -139,7 +139,8 @@ CASES = [
      "run.q1.retrieved_ids[1]: expected a string, got a number 7"),
     # -- format and params ----------------------------------------------------
     (("format",), 1, "format: expected 'pytest-rag/v1', got a number 1"),
-    (("format",), "pytest-rag/v2", "format: expected 'pytest-rag/v1', got a string 'pytest-rag/v2'"),
+    (("format",), "pytest-rag/v2",
+     "format: expected 'pytest-rag/v1', got a string 'pytest-rag/v2'"),
     (("params",), [], "params: expected a mapping, got a list []"),
     (("params", "k"), "5", "params.k: expected a whole number, got a string '5'"),
     (("params", "k"), 0, "params.k: must be >= 1, got 0"),
@@ -157,7 +158,8 @@ CASES = [
      "params.required_metadata[0]: expected a string, got a number 1"),
     (("params", "max_context_tokens"), 1.5,
      "params.max_context_tokens: expected a whole number, got a number 1.5"),
-    (("params", "abstain_phrases"), [None], "params.abstain_phrases[0]: expected a string, got null"),
+    (("params", "abstain_phrases"), [None],
+     "params.abstain_phrases[0]: expected a string, got null"),
     # -- documents ------------------------------------------------------------
     (("documents",), {}, "documents: expected a list, got a mapping {}"),
     (("documents",), "", "documents: expected a list, got a string ''"),
@@ -245,7 +247,8 @@ CASES = [
     (("queries", 0, "relevant", "a#0"), -1, "queries[0].relevant['a#0']: must be >= 0, got -1"),
     (("queries", 0, "relevant", "a#0"), 1.5,
      "queries[0].relevant['a#0']: expected a whole number, got a number 1.5"),
-    (("queries", 0, "relevant"), {1: 1}, "queries[0].relevant: keys must be strings, got a number 1"),
+    (("queries", 0, "relevant"), {1: 1},
+     "queries[0].relevant: keys must be strings, got a number 1"),
     (("queries", 0, "expected_evidence"), {},
      "queries[0].expected_evidence: expected a list, got a mapping {}"),
     (("queries", 0, "expected_evidence", 0), "x",
@@ -284,13 +287,15 @@ CASES = [
      "queries[0].expected_citations[0]: expected a string, got null"),
     (("queries", 0, "answerable"), "yes",
      "queries[0].answerable: expected true or false, got a string 'yes'"),
-    (("queries", 0, "answerable"), 1, "queries[0].answerable: expected true or false, got a number 1"),
+    (("queries", 0, "answerable"), 1,
+     "queries[0].answerable: expected true or false, got a number 1"),
     # -- run ---------------------------------------------------------------------
     (("run",), [], "run: expected a mapping, got a list []"),
     (("run", "qX"), {}, "run.qX: query 'qX' is not in 'queries'"),
     (("run", "no such"), None, "run['no such']: query 'no such' is not in 'queries'"),
     (("run", "q1"), [], "run.q1: expected a mapping, got a list []"),
-    (("run", "q1", "retrieved_ids"), "a#0", "run.q1.retrieved_ids: expected a list, got a string 'a#0'"),
+    (("run", "q1", "retrieved_ids"), "a#0",
+     "run.q1.retrieved_ids: expected a list, got a string 'a#0'"),
     (("run", "q1", "reranked_ids"), {"a#0": 1},
      "run.q1.reranked_ids: expected a list, got a mapping {'a#0': 1}"),
     (("run", "q1", "context_ids"), [["a#0"]],
@@ -298,9 +303,12 @@ CASES = [
     (("run", "q1", "cited_ids"), 1, "run.q1.cited_ids: expected a list, got a number 1"),
     (("run", "q1", "ann_ids"), [None], "run.q1.ann_ids[0]: expected a string, got null"),
     (("run", "q1", "answer"), 5, "run.q1.answer: expected a string, got a number 5"),
-    (("run", "q1", "abstained"), "no", "run.q1.abstained: expected true or false, got a string 'no'"),
-    (("run", "q1", "task_success"), 0, "run.q1.task_success: expected true or false, got a number 0"),
-    (("run", "q1", "verified_claims"), {}, "run.q1.verified_claims: expected a list, got a mapping {}"),
+    (("run", "q1", "abstained"), "no",
+     "run.q1.abstained: expected true or false, got a string 'no'"),
+    (("run", "q1", "task_success"), 0,
+     "run.q1.task_success: expected true or false, got a number 0"),
+    (("run", "q1", "verified_claims"), {},
+     "run.q1.verified_claims: expected a list, got a mapping {}"),
     (("run", "q1", "verified_claims", 0), "x",
      "run.q1.verified_claims[0]: expected a mapping, got a string 'x'"),
     (("run", "q1", "verified_claims", 0, "supported"), DROP,
@@ -309,13 +317,16 @@ CASES = [
      "run.q1.verified_claims[0].supported: expected true or false, got a string 'yes'"),
     (("run", "q1", "verified_claims", 0, "claim"), 5,
      "run.q1.verified_claims[0].claim: expected a string, got a number 5"),
-    (("run", "q1", "query_vector"), [], "run.q1.query_vector: a vector must have at least one dimension"),
-    (("run", "q1", "query_vector"), [NAN, 1.0], "run.q1.query_vector[0]: must be a finite number, got nan"),
+    (("run", "q1", "query_vector"), [],
+     "run.q1.query_vector: a vector must have at least one dimension"),
+    (("run", "q1", "query_vector"), [NAN, 1.0],
+     "run.q1.query_vector[0]: must be a finite number, got nan"),
     (("run", "q1", "query_vector"), [[1.0, 2.0]],
      "run.q1.query_vector[0]: expected a number, got a list [1.0, 2.0]"),
     (("run", "q1", "query_vector"), [1.0, 2.0, 3.0],
      "run.q1.query_vector: has 3 dimensions, the chunk vectors have 2"),
-    (("run", "q1", "retrieval_latency_ms"), -1, "run.q1.retrieval_latency_ms: must be >= 0, got -1"),
+    (("run", "q1", "retrieval_latency_ms"), -1,
+     "run.q1.retrieval_latency_ms: must be >= 0, got -1"),
     (("run", "q1", "retrieval_latency_ms"), INF,
      "run.q1.retrieval_latency_ms: must be a finite number, got inf"),
     (("run", "q1", "generation_latency_ms"), NAN,
@@ -324,12 +335,14 @@ CASES = [
      "run.q1.generation_latency_ms: must be >= 0, got -0.5"),
     (("run", "q1", "latency_ms"), INF, "run.q1.latency_ms: must be a finite number, got inf"),
     (("run", "q1", "latency_ms"), -INF, "run.q1.latency_ms: must be a finite number, got -inf"),
-    (("run", "q1", "latency_ms"), "fast", "run.q1.latency_ms: expected a number, got a string 'fast'"),
+    (("run", "q1", "latency_ms"), "fast",
+     "run.q1.latency_ms: expected a number, got a string 'fast'"),
     (("run", "q1", "latency_ms"), -3, "run.q1.latency_ms: must be >= 0, got -3"),
     (("run", "q1", "cost_usd"), NAN, "run.q1.cost_usd: must be a finite number, got nan"),
     (("run", "q1", "cost_usd"), -0.5, "run.q1.cost_usd: must be >= 0, got -0.5"),
     (("run", "q1", "total_tokens"), -5, "run.q1.total_tokens: must be >= 0, got -5"),
-    (("run", "q1", "total_tokens"), True, "run.q1.total_tokens: expected a number, got a boolean True"),
+    (("run", "q1", "total_tokens"), True,
+     "run.q1.total_tokens: expected a number, got a boolean True"),
     (("run", "q1", "latency_ms"), 10**400,
      "run.q1.latency_ms: must be a finite number, got 100000000000000000...0000000000000000000"),
     # -- expected -----------------------------------------------------------------
@@ -351,7 +364,8 @@ def test_invalid_value_is_reported_at_its_place(path: tuple[Any, ...], value: An
 
 def test_error_carries_source_place_and_problem() -> None:
     with pytest.raises(DatasetError) as info:
-        parse_dataset(changed(("queries", 0, "expected_evidence", 0, "end"), 5120), source="gold.yaml")
+        parse_dataset(changed(("queries", 0, "expected_evidence", 0, "end"), 5120),
+                      source="gold.yaml")
     error = info.value
     assert isinstance(error, ValueError)
     assert (error.source, error.place) == ("gold.yaml", "queries[0].expected_evidence[0].end")
@@ -377,7 +391,8 @@ def test_doc_id_may_not_be_omitted_without_documents() -> None:
     assert error_of(data) == ("gold.yaml: chunks[0]: missing 'doc_id' (it may be omitted only "
                               "with exactly one document; there are no documents)")
     data = {"chunks": [{"id": "c", "doc_id": "a", "start": 0, "end": 0}]}
-    assert error_of(data) == "gold.yaml: chunks[0].doc_id: unknown document 'a' (there are no documents)"
+    assert error_of(data) == ("gold.yaml: chunks[0].doc_id: unknown document 'a' (there are no "
+                              "documents)")
 
 
 def test_run_entry_for_a_query_when_there_are_no_queries() -> None:
@@ -423,7 +438,8 @@ def test_query_vector_dimension_is_checked_against_chunk_vectors_only() -> None:
             "vectors": {"sentences": {"c": [[1.0]]}}}
     assert parse_dataset(data).run["q1"].query_vector.shape == (3,)
     data["vectors"]["chunks"] = {"c": [1.0, 2.0]}
-    assert error_of(data) == "gold.yaml: run.q1.query_vector: has 3 dimensions, the chunk vectors have 2"
+    assert error_of(data) == ("gold.yaml: run.q1.query_vector: has 3 dimensions, the chunk "
+                              "vectors have 2")
 
 
 @pytest.mark.parametrize("value", [{"a", "b"}, frozenset({"a"})])
@@ -551,8 +567,10 @@ def test_yaml_integer_too_long_to_convert_is_an_error(tmp_path: Path) -> None:
     ("queries:\n  - id: ~\n", "queries[0] (line 2): missing required key 'id'"),
     ("documents:\n  - id: 1.5\n    text: x\n", "documents[0].id (line 2): expected a string, "
      "got a number 1.5"),
-    ("vectors:\n  chunks:\n    c: [0.5, .nan]\n", "vectors.chunks.c[1]: must be a finite number, got nan"),
-    ("vectors:\n  chunks:\n    c: [.inf]\n", "vectors.chunks.c[0]: must be a finite number, got inf"),
+    ("vectors:\n  chunks:\n    c: [0.5, .nan]\n",
+     "vectors.chunks.c[1]: must be a finite number, got nan"),
+    ("vectors:\n  chunks:\n    c: [.inf]\n",
+     "vectors.chunks.c[0]: must be a finite number, got inf"),
     ("queries: [{id: q}]\nrun:\n  q: {latency_ms: -.inf}\n",
      "run.q.latency_ms (line 3): must be a finite number, got -inf"),
     ("queries: [{id: q}]\nrun:\n  q: {cost_usd: .NaN}\n",
@@ -606,9 +624,12 @@ def test_yaml_values_are_checked(tmp_path: Path, text: str, message: str) -> Non
     ("queries:\n  - id: 2001-13-45 10:00:00\n", "line 2, column 9",
      ["cannot read '2001-13-45 10:00:00' as timestamp (month must be in 1..12); "
       "quote it if it is text"]),
-    ("params: {k: !!int five}\n", "line 1, column 13", ["cannot read 'five' as int; quote it if it is text"]),
-    ("params: {k: !!float x}\n", "line 1, column 13", ["cannot read 'x' as float; quote it if it is text"]),
-    ("a: !!bool maybe\n", "line 1, column 4", ["cannot read 'maybe' as bool; quote it if it is text"]),
+    ("params: {k: !!int five}\n", "line 1, column 13",
+     ["cannot read 'five' as int; quote it if it is text"]),
+    ("params: {k: !!float x}\n", "line 1, column 13",
+     ["cannot read 'x' as float; quote it if it is text"]),
+    ("a: !!bool maybe\n", "line 1, column 4",
+     ["cannot read 'maybe' as bool; quote it if it is text"]),
     ("a: !!timestamp soon\n", "line 1, column 4",
      ["cannot read 'soon' as timestamp; quote it if it is text"]),
     ("a: !!map [1]\n", "line 1, column 4", ["expected a mapping, but found sequence"]),

@@ -68,7 +68,7 @@ def test_empty_list_scores_zero_not_none() -> None:
 def test_token_metrics_by_hand() -> None:
     # Evidence "beta gamma. delta" = tokens 1..3 of 9; c0 holds tokens 0-2, c1 3-5.
     gold = {"q": [{"doc_id": "d", "start": 6, "end": 23}]}
-    common = dict(documents={"d": TEXT}, chunks=CHUNKS, expected_evidence=gold)
+    common = {"documents": {"d": TEXT}, "chunks": CHUNKS, "expected_evidence": gold}
     report = evaluate(k=1, retrieved_ids={"q": ["c0", "c1"]}, **common)
     assert report.token_recall == pytest.approx(2 / 3)
     assert report.token_precision == pytest.approx(2 / 3)
@@ -82,8 +82,8 @@ def test_token_metrics_by_hand() -> None:
 
 
 def test_unknown_chunk_is_an_error_only_within_k() -> None:
-    common = dict(documents={"d": TEXT}, chunks=CHUNKS,
-                  expected_evidence={"q": [{"doc_id": "d", "start": 0, "end": 5}]})
+    common = {"documents": {"d": TEXT}, "chunks": CHUNKS,
+              "expected_evidence": {"q": [{"doc_id": "d", "start": 0, "end": 5}]}}
     assert evaluate(k=1, retrieved_ids={"q": ["c0", "nope"]}, **common).token_recall == 1.0
     # Passed as an argument: the message names the argument, not a run section.
     with pytest.raises(DatasetError, match=r"^<arguments>: retrieved_ids\['q'\]\[1\]: unknown "

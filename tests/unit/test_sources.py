@@ -163,7 +163,7 @@ def test_a_beir_folder_built_from_clapnq(tmp_path: Path) -> None:
         "query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{d}\t1\n" for q, docs in relevant.items()
                                                  for d in docs), encoding="utf-8")
     output = tmp_path / "gold.yaml"
-    status, out, err = cli("convert", "beir", str(folder), "-o", str(output))
+    status, _out, err = cli("convert", "beir", str(folder), "-o", str(output))
     assert status == 0, err
     converted = load_dataset(output)
     direct = load_dataset(folder)
@@ -178,7 +178,7 @@ def test_a_beir_folder_built_from_clapnq(tmp_path: Path) -> None:
         documents=[{"id": d["id"], "text": d["text"]} for d in documents],
         chunks=[{"id": d["id"], "doc_id": d["id"], "start": 0, "end": len(d["text"])}
                 for d in documents],
-        queries=[{"id": q, "relevant": {d: 1 for d in docs}} for q, docs in relevant.items()],
+        queries=[{"id": q, "relevant": dict.fromkeys(docs, 1)} for q, docs in relevant.items()],
         retrieved_ids=retrieved)
     assert RetrievalEvaluator(k=2).evaluate(direct, retrieved_ids=retrieved).values == \
         by_hand.values

@@ -120,7 +120,7 @@ def test_knobs_costs_and_verdict_in_every_report() -> None:
 
 def test_a_wide_terminal_gets_one_row_per_variant() -> None:
     keys = [spec.key for spec in REGISTRY.values() if spec.stage == "chunking"]
-    records = [StageRecord(f"t.py::test[v{i}]", "chunking", {k: i / 10 for k in keys})
+    records = [StageRecord(f"t.py::test[v{i}]", "chunking", dict.fromkeys(keys, i / 10))
                for i in range(3)]
     card = build_scorecard(records, {}, {}, REGISTRY)
     narrow = card.lines()
@@ -249,9 +249,9 @@ def test_adding_a_dominated_variant_changes_no_recommendation(variants, data,
 def test_a_variant_that_fails_its_test_or_a_requirement_is_shown_not_chosen() -> None:
     rule = SweepRule(require=("chunking.size_compliance >= 0.9",))
     records, variants = [], {}
-    for name, sufficient, compliance, outcome in (("a", 1.0, 0.5, "passed"),
-                                                  ("b", 0.5, 1.0, "passed"),
-                                                  ("c", 1.0, 1.0, "failed")):
+    for name, sufficient, compliance, _outcome in (("a", 1.0, 0.5, "passed"),
+                                                   ("b", 0.5, 1.0, "passed"),
+                                                   ("c", 1.0, 1.0, "failed")):
         nodeid = f"t.py::test[{name}]"
         records += [StageRecord(nodeid, "augmentation", {"context_sufficient": sufficient},
                                 {"context_sufficient": {f"q{i}": sufficient for i in range(9)}}),
