@@ -25,7 +25,7 @@ from ..compare.sweeps import Sweep, Variant, find_sweeps
 from ..escaping import markdown_code, terminal_text
 from ..formatting import delta_text, fitted, number_text, p_value_text, setting_text
 from ..registry import REGISTRY, MetricSpec
-from .sweep_views import sweep_lines, sweep_markdown
+from .sweep_views import sweep_brief, sweep_lines, sweep_markdown
 
 __all__ = ["ScoreEntry", "ScoreRow", "Scorecard", "build_scorecard"]
 
@@ -71,10 +71,13 @@ SWEEP_ROWS = 20
 
 def _fit(blocks: list[list[str]], room: int | None) -> list[list[str]]:
     """The leading ``blocks`` that fit in ``room`` lines with one line to spare (for the
-    "N more" line); a first block taller than that is cut.  ``None``: all of them."""
+    "N more" line); a first block taller than that is cut (none at all when not even
+    its first line fits).  ``None``: all of them."""
     if room is None or sum(map(len, blocks)) <= room:
         return blocks
-    room = max(room - 1, 1)
+    room -= 1
+    if room < 1:
+        return []
     kept: list[list[str]] = []
     used = 0
     for block in blocks:
@@ -346,7 +349,6 @@ class Scorecard:
                 out.append(f"  {hidden} {'more ' if rows else ''}"
                            f"metric{'s' if hidden != 1 else ''} {what} (-v lists them)")
             blocks.append(out)
-        reports = len(blocks)
         counted = []  # one line each, always shown
         if quiet:
             counted.append(f"{quiet} {'more ' if len(self.entries) > quiet else ''}stage "
@@ -360,23 +362,34 @@ class Scorecard:
             unmarked = len(sweeps) - len(shown)
             counted.append(f"{unmarked} parametrized test{'s' if unmarked != 1 else ''} not "
                            "a rag_sweep: variants side by side with -v")
-        blocks.extend(sweep_lines(sweep, max(sweep_width or width, 40),
-                                  None if full else SWEEP_ROWS)
-                      for sweep in shown)
+        sweep_width = max(sweep_width or width, 40)
         summary = textwrap.wrap(self.summary_line(), width) if self.entries else []
         room = None if full or limit is None else limit - len(counted) - len(summary)
-        kept = _fit(blocks, room)
-        out = [line for block in kept[:reports] for line in block]
+        tables = [sweep_lines(sweep, sweep_width, None if full else SWEEP_ROWS)
+                  for sweep in shown]
+        if room is not None and sum(map(len, blocks + tables)) > room:
+            # Too long: every sweep keeps its verdict (its rows are cut first), the
+            # stage reports get the room the sweeps' briefest form leaves.
+            briefs = [sweep_brief(sweep, sweep_width) for sweep in shown]
+            kept = _fit(blocks, room - sum(map(len, briefs)))
+            more = len(kept) < len(blocks) or kept != blocks[:len(kept)]  # an "N more" line
+            left = room - sum(map(len, kept)) - more
+            tables = []
+            for index, sweep in enumerate(shown):
+                later = sum(map(len, briefs[index + 1:]))
+                tables.append(sweep_lines(sweep, sweep_width, SWEEP_ROWS, left - later))
+                left -= len(tables[-1])
+        else:
+            kept = blocks
+        out = [line for block in kept for line in block]
         out.extend(counted[:1] if quiet else [])
-        out.extend(line for block in kept[reports:] for line in block)
-        dropped = len(blocks) - len(kept)
+        out.extend(line for table in tables for line in table)
         cut = bool(kept) and len(kept[-1]) < len(blocks[len(kept) - 1])
-        if dropped or cut:
-            left = max(0, reports - len(kept))
-            parts = [f"{n} more {what}{'s' if n != 1 else ''}" for n, what in (
-                (left, "stage report"), (dropped - left, "sweep table")) if n]
-            out.append(", ".join([*parts, *(["the last table cut"] if cut else [])])
-                       + " (-v lists everything)")
+        if len(kept) < len(blocks) or cut:
+            left_out = len(blocks) - len(kept)
+            parts = ([f"{left_out} more stage report{'s' if left_out != 1 else ''}"]
+                     if left_out else []) + (["the last table cut"] if cut else [])
+            out.append(", ".join(parts) + " (-v lists everything)")
         out.extend(counted[1:] if quiet else counted)
         out.extend(summary)
         return out

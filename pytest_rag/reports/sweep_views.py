@@ -17,8 +17,8 @@ from ..compare.sweeps import COSTS, Sweep
 from ..escaping import markdown_code, terminal_text
 from ..formatting import delta_text, fitted, number_text, setting_text
 
-__all__ = ["HEADER_LIMIT", "SweepCell", "SweepTableColumn", "header_lines", "sweep_columns",
-           "sweep_lines", "sweep_markdown", "verdict_lines"]
+__all__ = ["HEADER_LIMIT", "SweepCell", "SweepTableColumn", "header_lines", "sweep_brief",
+           "sweep_columns", "sweep_lines", "sweep_markdown", "verdict_lines"]
 
 #: Longest metric name in a sweep column header before it is split over two lines.
 HEADER_LIMIT = 17
@@ -180,22 +180,62 @@ def _shown_rows(sweep: Sweep, limit: int | None) -> list[int]:
     return sorted(keep)
 
 
-def sweep_lines(sweep: Sweep, width: int = 80, limit: int | None = None) -> list[str]:
+def sweep_lines(sweep: Sweep, width: int = 80, limit: int | None = None,
+                room: int | None = None) -> list[str]:
     """The sweep for a terminal of ``width`` columns: one row per variant, columns in
     order while they fit, the rest in continuation tables (the variant repeated).
     ``limit``: list at most that many variants (and the ones the verdict names), the
-    others counted."""
+    others counted.  ``room``: at most that many lines, variant rows left out first
+    (counted); the title and the verdict lines are always there (:func:`sweep_brief`
+    when no row fits)."""
+    head = _title(sweep, width)
+    columns = sweep_columns(sweep)
+    if not columns:
+        return [*head, "  every metric is equal in every variant"]
+    legend = _legend(sweep, columns)
+    tail = _notes([legend] if legend else [], width) + _notes(verdict_lines(sweep), width) + (
+        _notes([f"{sweep.same} metric{'s' if sweep.same != 1 else ''} equal in every variant"],
+               width) if sweep.same else [])
+    most = min([len(sweep.variants), *(n for n in (limit, room) if n is not None)])
+    for rows in range(most, -1, -1):  # fewer variant rows until the table fits
+        lines = [*head, *_table_lines(sweep, columns, width, _shown_rows(sweep, rows)), *tail]
+        if room is None or len(lines) <= room:
+            return lines
+    return sweep_brief(sweep, width)
+
+
+def sweep_brief(sweep: Sweep, width: int = 80) -> list[str]:
+    """The sweep in the fewest lines: its title, the variants counted, and its verdict."""
+    count = len(sweep.variants)
+    return [*_title(sweep, width),
+            f"  {count} variant row{'s' if count != 1 else ''} left out for room "
+            "(-v or --rag-report-md lists them)", *_notes(verdict_lines(sweep), width)]
+
+
+def _title(sweep: Sweep, width: int) -> list[str]:
     import textwrap
 
     title = (f"Sweep {terminal_text(sweep.test)}: {len(sweep.variants)} variants"
              + ("" if sweep.starred else " (not a rag_sweep)"))
-    out = textwrap.wrap(title, width, subsequent_indent="    ", break_on_hyphens=False) or [title]
-    columns = sweep_columns(sweep)
-    if not columns:
-        return [*out, "  every metric is equal in every variant"]
-    shown = _shown_rows(sweep, limit)
+    return textwrap.wrap(title, width, subsequent_indent="    ",
+                         break_on_hyphens=False) or [title]
+
+
+def _notes(texts: Sequence[str], width: int) -> list[str]:
+    """Sentences under the table, indented, wrapped between words."""
+    import textwrap
+
+    return [line for text in texts for line in textwrap.wrap(
+        terminal_text(text), width, initial_indent="  ", subsequent_indent="    ",
+        break_on_hyphens=False)]
+
+
+def _table_lines(sweep: Sweep, columns: Sequence[SweepTableColumn], width: int,
+                 shown: list[int]) -> list[str]:
+    """The table of the ``shown`` variants, the others counted in a line under it."""
+    out: list[str] = []
     names = [fitted(terminal_text(v), 28) for v in sweep.variants]
-    first = max(len("variant"), *(len(names[i]) for i in shown))
+    first = max([len("variant"), *(len(names[i]) for i in shown)])
     laid = []
     for column in columns:
         cells = [terminal_text(fitted(c.text, KNOB_LIMIT) if not column.numeric else c.text)
@@ -237,12 +277,6 @@ def sweep_lines(sweep: Sweep, width: int = 80, limit: int | None = None) -> list
     if hidden:
         out.append(f"  {hidden} more variant{'s' if hidden != 1 else ''} (-v or "
                    "--rag-report-md lists them)")
-    legend = _legend(sweep, columns)
-    for text in ([legend] if legend else []) + verdict_lines(sweep) + (
-            [f"{sweep.same} metric{'s' if sweep.same != 1 else ''} equal in every variant"]
-            if sweep.same else []):
-        out.extend(textwrap.wrap(terminal_text(text), width, initial_indent="  ",
-                                 subsequent_indent="    ", break_on_hyphens=False))
     return out
 
 

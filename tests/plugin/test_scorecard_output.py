@@ -55,10 +55,14 @@ def test_a_sweep_of_a_thousand_variants_is_cut_at_a_screenful(
     result = pytester.runpytest(*RUN)
     result.assert_outcomes(passed=1000)
     lines = scorecard_lines(result)
-    assert len(lines) == SCREENFUL
+    assert SCREENFUL - 2 <= len(lines) <= SCREENFUL  # a row takes two lines: the table is split
     assert lines[0] == "1000 stage reports with nothing to flag (-v lists them)"
     assert lines[1] == "Sweep test_many.py::test_many: 1000 variants"
-    assert lines[-2:] == ["the last table cut (-v lists everything)", "1000 stage reports"]
+    # Variant rows are cut, not the verdict under the table.
+    assert any(line.startswith("  rule: ") for line in lines)
+    assert any(line.startswith("  recommended: 1 ") for line in lines)
+    assert "  989 more variants (-v or --rag-report-md lists them)" in lines
+    assert lines[-1] == "1000 stage reports"
     # On request, every variant.
     result = pytester.runpytest(*RUN, "-v")
     assert any(line.startswith("  999 ") for line in scorecard_lines(result))
@@ -88,3 +92,47 @@ def test_a_screenful_of_attention_says_how_many_more(
     assert len(more) == 1 and more[0].split()[1:4] == ["more", "stage", "reports"]
     shown = sum(line.startswith("test_gate.py::") for line in lines)
     assert int(more[0].split()[0]) == 90 - shown
+
+
+def _verdict(lines: list[str]) -> list[str]:
+    return [line.strip() for line in lines
+            if line.strip().startswith(("rule: ", "recommended: ", "shipped: "))]
+
+
+def test_a_long_sweep_keeps_its_verdict_and_cuts_variant_rows(
+        pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_many=MANY.format(
+        marker='@pytest.mark.rag_sweep(objective="retrieval.recall_at_k", shipped="1")',
+        count=1000))
+    result = pytester.runpytest(*RUN)
+    result.assert_outcomes(passed=1000)
+    lines = scorecard_lines(result)
+    assert len(lines) <= SCREENFUL
+    assert "Sweep test_many.py::test_many: 1000 variants" in lines
+    verdict = _verdict(lines)
+    assert [line.split(":")[0] for line in verdict] == ["rule", "recommended", "shipped"]
+    more = [line for line in lines if "more variants" in line]
+    assert len(more) == 1
+    # each listed variant, once per part of the table (its columns do not fit in one)
+    listed = {line.split()[0] for line in lines if line.startswith("  ")
+              and line.split()[0].isdigit() and "more" not in line}
+    assert int(more[0].split()[0]) == 1000 - len(listed)
+
+
+def test_stage_reports_filling_the_screen_leave_room_for_the_sweep_verdict(
+        pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_gate=REGRESSING, test_many=MANY.format(
+        marker='@pytest.mark.rag_sweep(objective="retrieval.recall_at_k")', count=30))
+    result = pytester.runpytest(*RUN, "--rag-baseline", "--rag-update-baseline")
+    result.assert_outcomes(passed=120)
+    lines = scorecard_lines(result)
+    assert len(lines) <= SCREENFUL
+    assert "Sweep test_many.py::test_many: 30 variants" in lines
+    assert [line.split(":")[0] for line in _verdict(lines)] == ["rule", "recommended"]
+    assert not any("sweep table" in line for line in lines)
+    more = [line for line in lines if line.endswith("(-v lists everything)")]
+    assert len(more) == 1 and "more stage reports" in more[0]
+    # -v still lists every variant and every stage report.
+    full = scorecard_lines(pytester.runpytest(*RUN, "--rag-baseline", "-v"))
+    assert sum(line.startswith("test_gate.py::") for line in full) == 90
+    assert not any("more variants" in line for line in full)
