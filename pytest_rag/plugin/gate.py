@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 __all__ = ["HEADLINE_PREFIX", "GatePlugin"]
 
 HEADLINE_PREFIX = "RAG checks failed: "
+#: Why a test's ``rag_threshold`` marker cannot be read (found at collection).
+_marker_error_key = pytest.StashKey[str]()
 
 
 def _fmt(value: float | None) -> str:
@@ -68,7 +70,9 @@ class GatePlugin:
         self.session = session
         self.options = session.options
 
-    def _declared(self, item: pytest.Item) -> list[Threshold]:
+    def _markers(self, item: pytest.Item) -> list[Threshold]:
+        """The thresholds of the test's ``rag_threshold`` markers; a ValueError names the
+        marker and, for an unknown stage or metric, the closest name."""
         from ..compare.thresholds import parse_threshold
 
         declared: list[Threshold] = []
@@ -77,8 +81,30 @@ class GatePlugin:
                 if not isinstance(text, str):
                     raise ValueError(f"@pytest.mark.rag_threshold takes strings like "
                                      f"'retrieval.recall_at_k >= 0.8', got {text!r}")
-                declared.append(parse_threshold(text, "marker", self.session.specs))
-        return declared + list(self.options.cli_thresholds) + list(self.options.ini_thresholds)
+                try:
+                    declared.append(parse_threshold(text, "marker", self.session.specs))
+                except ValueError as error:
+                    raise ValueError(f"@pytest.mark.rag_threshold({text!r}): {error}") from None
+        return declared
+
+    def _declared(self, item: pytest.Item) -> list[Threshold]:
+        return (self._markers(item) + list(self.options.cli_thresholds)
+                + list(self.options.ini_thresholds))
+
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        """Every ``rag_threshold`` marker is read at collection, whether or not its test
+        records the stage: a misspelled metric would otherwise be ignored silently."""
+        for item in items:
+            try:
+                self._markers(item)
+            except ValueError as error:
+                item.stash[_marker_error_key] = f"pytest-rag: {error}"
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        problem = item.stash.get(_marker_error_key, None)
+        if problem is not None:  # an error of the test, before its fixtures run
+            pytest.fail(terminal_lines(problem), pytrace=False)
 
     def _finish_item(self, item: pytest.Item, state: ItemState
                      ) -> tuple[list[str], dict[str, Any], bool]:

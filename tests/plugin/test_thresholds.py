@@ -168,7 +168,7 @@ def test_bad_threshold_text_is_a_usage_error(rag_pytester: pytest.Pytester, args
     result.stdout.no_fnmatch_line("*test_rag.py*")
 
 
-def test_bad_marker_fails_its_test(rag_pytester: pytest.Pytester) -> None:
+def test_bad_marker_is_an_error_of_its_test(rag_pytester: pytest.Pytester) -> None:
     rag_pytester.makepyfile(test_rag="""
 import pytest
 
@@ -183,10 +183,37 @@ def test_number(rag):
     rag.retrieval()
 """)
     result = rag_pytester.runpytest("-p", "no:cacheprovider")
-    result.assert_outcomes(failed=2)
+    result.assert_outcomes(errors=2)
     result.stdout.fnmatch_lines([
-        "RAG checks failed: pytest-rag: 'retrieval.recall_at_k >> 0.8': expected "
-        "'stage.metric OP number'*",
-        "RAG checks failed: pytest-rag: @pytest.mark.rag_threshold takes strings like "
+        "*ERROR at setup of test_text*",
+        "pytest-rag: @pytest.mark.rag_threshold('retrieval.recall_at_k >> 0.8'): "
+        "'retrieval.recall_at_k >> 0.8': expected 'stage.metric OP number'*",
+        "*ERROR at setup of test_number*",
+        "pytest-rag: @pytest.mark.rag_threshold takes strings like "
         "'retrieval.recall_at_k >= 0.8', got 0.8",
+    ], consecutive=False)
+
+
+def test_misspelled_marker_metric_is_an_error_even_when_nothing_is_recorded(
+        rag_pytester: pytest.Pytester) -> None:
+    rag_pytester.makepyfile(test_rag="""
+import pytest
+
+
+@pytest.mark.rag_threshold("retrieval.recal_at_k >= 0.5")
+def test_records_nothing():
+    pass
+
+
+@pytest.mark.rag_threshold("generaton.answer_f1 >= 0.5")
+def test_records_retrieval(rag):
+    rag.retrieval()
+""")
+    result = rag_pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(errors=2)
+    result.stdout.fnmatch_lines([
+        "pytest-rag: @pytest.mark.rag_threshold('retrieval.recal_at_k >= 0.5'): *unknown "
+        "metric 'recal_at_k' (did you mean 'recall_at_k'?)*",
+        "pytest-rag: @pytest.mark.rag_threshold('generaton.answer_f1 >= 0.5'): *unknown "
+        "stage 'generaton' (did you mean 'generation'?)*",
     ], consecutive=False)
