@@ -100,6 +100,23 @@ class GatePlugin:
             except ValueError as error:
                 item.stash[_marker_error_key] = f"pytest-rag: {error}"
 
+    @pytest.hookimpl(wrapper=True)
+    def pytest_pycollect_makeitem(self, collector: pytest.Collector, name: str, obj: object
+                                  ) -> Generator[None, Any, Any]:
+        """A wrong ``rag_sweep(...)`` argument is one collection error of its test function
+        (like a wrong ``parametrize``), not a failure repeated by every variant."""
+        made = yield
+        items = made if isinstance(made, list) else [made]
+        first = next((item for item in items if isinstance(item, pytest.Item)), None)
+        if first is not None:
+            from .sweeps import sweep_rule
+
+            _, error = sweep_rule(first, self.session.specs)
+            if error is not None:
+                raise collector.CollectError(
+                    terminal_lines(f"{error} (on {first.nodeid.split('[')[0]})"))
+        return made
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
         problem = item.stash.get(_marker_error_key, None)

@@ -12,14 +12,16 @@ import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..errors import unknown_names
+
 if TYPE_CHECKING:
     import pytest
 
-    from ..compare.sweeps import Sweep
+    from ..compare.sweeps import Sweep, SweepRule
     from ..registry import MetricSpec
     from ..stages.report import Report
 
-__all__ = ["gate_failures", "variant_payload"]
+__all__ = ["gate_failures", "sweep_rule", "variant_payload"]
 
 
 def _json_value(value: Any) -> Any:
@@ -52,24 +54,33 @@ def variant_payload(item: pytest.Item, reports: Mapping[str, Report],
     names a wrong marker argument."""
     if getattr(item, "callspec", None) is None and item.get_closest_marker("rag_knobs") is None:
         return None, None
-    from ..compare.sweeps import SweepRule, Variant
+    from ..compare.sweeps import Variant
     from ..compare.sweeps.costs import variant_costs
 
-    rule = None
-    error = None
-    marker = item.get_closest_marker("rag_sweep")
-    if marker is not None and marker.kwargs:
-        unknown = sorted(set(marker.kwargs) - {"objective", "cost", "shipped", "require"})
-        try:
-            if unknown:
-                raise ValueError(f"rag_sweep takes objective=, cost=, shipped= and require=, "
-                                 f"not {', '.join(unknown)}")
-            rule = SweepRule.checked(specs, **marker.kwargs)
-        except ValueError as problem:
-            error = f"pytest-rag: @pytest.mark.{problem}"
+    rule, error = sweep_rule(item, specs)
     knobs = tuple((name, value) for name, value in _knobs(item))
     variant = Variant(knobs, variant_costs(reports.values()) if reports else {}, rule)
     return variant.to_json(), error
+
+
+def sweep_rule(item: pytest.Item, specs: Mapping[str, MetricSpec]
+               ) -> tuple[SweepRule | None, str | None]:
+    """``(rule, error)`` of the item's ``@pytest.mark.rag_sweep(...)`` arguments: no rule
+    without arguments; ``error`` names the wrong argument and the closest name."""
+    from ..compare.sweeps import SweepRule
+
+    marker = item.get_closest_marker("rag_sweep")
+    if marker is None or not marker.kwargs:
+        return None, None
+    arguments = ("objective", "cost", "shipped", "require")
+    unknown = sorted(set(marker.kwargs) - set(arguments))
+    try:
+        if unknown:
+            raise ValueError(f"rag_sweep takes objective=, cost=, shipped= and require=, "
+                             f"not {unknown_names(unknown, arguments)}")
+        return SweepRule.checked(specs, **marker.kwargs), None
+    except ValueError as problem:
+        return None, f"pytest-rag: @pytest.mark.{problem}"
 
 
 def gate_failures(sweeps: list[Sweep]) -> list[str]:

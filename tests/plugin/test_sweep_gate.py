@@ -137,13 +137,60 @@ def test_knobs(rag, name):
                   retrieved_ids={"q1": [name]}, k=1)
 """)
     result = pytester.runpytest(*RUN, "--rag-report=r.json")
-    result.assert_outcomes(failed=2)
-    result.stdout.fnmatch_lines(["*pytest-rag: @pytest.mark.rag_sweep(objective="
-                                 "'retrieval.recall'): not a metric*"])
+    # One collection error for the function, not a failure of every variant.
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["pytest-rag: @pytest.mark.rag_sweep(objective="
+                                 "'retrieval.recall'): not a metric (did you mean "
+                                 "'retrieval.recall_at_k'?)*(on test_knobs.py::test_knobs)"])
+    assert result.stdout.str().count("not a metric") == 1
+    pytester.makepyfile(test_knobs=pytester.path.joinpath("test_knobs.py").read_text().replace(
+        'objective="retrieval.recall"', 'objective="retrieval.recall_at_k"'))
+    pytester.runpytest(*RUN, "--rag-report=r.json").assert_outcomes(passed=2)
     sweep = json.loads((pytester.path / "r.json").read_text())["sweeps"][
         "test_knobs.py::test_knobs"]
     assert sweep["knobs"] == {"a": {"size": 100, "overlap": 10},
                               "b": {"size": 200, "overlap": 20}}
+
+
+@pytest.mark.parametrize(("argument", "message"), [
+    ('cost="contex_tokens"', "*'contex_tokens' is not a cost (did you mean 'context_tokens'?)*"),
+    ('require="retrieval.recal_at_k >= 0.5"',
+     "*unknown metric 'recal_at_k' (did you mean 'recall_at_k'?)*"),
+    ('objective="retrieval.recall_at_k", shiped="a"',
+     "*not 'shiped' (did you mean 'shipped'?)*"),
+])
+def test_a_misspelled_sweep_argument_is_one_error_with_a_suggestion(
+        pytester: pytest.Pytester, argument: str, message: str) -> None:
+    pytester.makepyfile(test_knobs=f"""
+import pytest
+
+
+@pytest.mark.rag_sweep({argument})
+@pytest.mark.parametrize("name", ["a", "b", "c"])
+def test_knobs(rag, name):
+    rag.retrieval(queries=[{{"id": "q1"}}], relevant={{"q1": ["a"]}},
+                  retrieved_ids={{"q1": [name]}}, k=1)
+""")
+    result = pytester.runpytest(*RUN)
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines([message])
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+
+
+def test_a_misspelled_shipped_variant_gets_a_suggestion(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_knobs="""
+import pytest
+
+
+@pytest.mark.rag_sweep(objective="retrieval.recall_at_k", shipped="alpha")
+@pytest.mark.parametrize("name", ["alpa", "b"])
+def test_knobs(rag, name):
+    rag.retrieval(queries=[{"id": "q1"}], relevant={"q1": ["a"]},
+                  retrieved_ids={"q1": [name]}, k=1)
+""")
+    result = pytester.runpytest(*RUN)
+    result.stdout.fnmatch_lines(["*shipped variant 'alpha' is not one of this sweep's "
+                                 "variants (did you mean 'alpa'?): alpa, b*"])
 
 
 def test_the_export_of_a_run_is_reproduced_by_the_command_line(

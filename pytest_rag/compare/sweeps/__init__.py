@@ -20,6 +20,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...errors import did_you_mean
 from ...registry import REGISTRY, STAGES, MetricSpec
 from .verdict import Verdict, decide
 
@@ -104,8 +105,9 @@ class SweepRule:
         """A rule from the marker's arguments; :class:`ValueError` names what is wrong."""
         if objective is not None:
             if not isinstance(objective, str) or objective not in specs:
-                raise ValueError(f"rag_sweep(objective={objective!r}): not a metric; give "
-                                 "'stage.key', e.g. 'augmentation.context_sufficient'")
+                hint = did_you_mean(objective, specs) if isinstance(objective, str) else ""
+                raise ValueError(f"rag_sweep(objective={objective!r}): not a metric{hint}; "
+                                 "give 'stage.key', e.g. 'augmentation.context_sufficient'")
             if specs[objective].direction.value == "info":
                 raise ValueError(f"rag_sweep(objective={objective!r}): an informational "
                                  "metric has no better direction")
@@ -116,7 +118,8 @@ class SweepRule:
             known = [*COSTS, *(name for name, spec in specs.items() if spec.cost)]
             for name in names or (cost,):
                 if not isinstance(name, str) or name not in known:
-                    raise ValueError(f"rag_sweep(cost={cost!r}): {name!r} is not a cost; "
+                    hint = did_you_mean(name, known) if isinstance(name, str) else ""
+                    raise ValueError(f"rag_sweep(cost={cost!r}): {name!r} is not a cost{hint}; "
                                      f"known: {', '.join(known)}")
         if shipped is not None and not isinstance(shipped, str):
             raise ValueError(f"rag_sweep(shipped={shipped!r}): give the variant's id, a string")

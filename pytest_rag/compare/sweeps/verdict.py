@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ...errors import did_you_mean
 from ...formatting import delta_text, number_text
 
 if TYPE_CHECKING:
@@ -231,8 +232,8 @@ def _gate(verdict: Verdict, variants: Sequence[str], shipped: str,
 
     if shipped not in variants:
         return dataclasses.replace(verdict, gate=(
-            f"shipped variant {shipped!r} is not one of this sweep's variants: "
-            + ", ".join(variants)))
+            f"shipped variant {shipped!r} is not one of this sweep's variants"
+            f"{did_you_mean(shipped, variants)}: " + ", ".join(variants)))
     s = variants.index(shipped)
     mine = measured[s]
     if mine is None:
