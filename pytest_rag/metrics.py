@@ -12,9 +12,11 @@ lists them again.
 
 from __future__ import annotations
 
-from types import SimpleNamespace
+import sys
+from types import FrameType, SimpleNamespace
 from typing import Any
 
+from .errors import did_you_mean
 from .registry import REGISTRY, STAGES
 from .stages.checks import MetricRef
 
@@ -35,6 +37,22 @@ globals().update(_STAGES)
 __all__ = sorted(_KEYS) + list(STAGES)
 
 
+def _importing(frame: FrameType | None) -> bool:
+    """Whether ``frame`` runs ``from pytest_rag.metrics import name`` (whose AttributeError
+    Python replaces with an ImportError that drops the message)."""
+    import dis
+
+    try:
+        return frame is not None and dis.opname[frame.f_code.co_code[frame.f_lasti]] == (
+            "IMPORT_FROM")
+    except (IndexError, AttributeError):  # another interpreter's frames: no hint
+        return False
+
+
 def __getattr__(name: str) -> Any:
-    raise AttributeError(
-        f"pytest_rag.metrics has no metric {name!r}; `pytest-rag metrics` lists them")
+    hint = "" if name.startswith("_") else did_you_mean(name, [*_KEYS, *_STAGES])
+    message = (f"pytest_rag.metrics has no metric {name!r}{hint}; `pytest-rag metrics` "
+               "lists them")
+    if _importing(sys._getframe(1)):
+        raise ImportError(message, name=__name__)
+    raise AttributeError(message)

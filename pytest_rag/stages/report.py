@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..errors import did_you_mean
 from ..registry import MetricSpec, stage_metrics
 from .checks import MetricValue
 
@@ -67,9 +68,10 @@ class Report:
         values = self.__dict__.get("values")
         if values is not None and name in values:
             return self.metric(name)
+        hint = "" if name.startswith("_") or not values else did_you_mean(name, values)
         raise AttributeError(
-            f"{type(self).__name__} of stage {self.__dict__.get('stage')!r} has no metric {name!r}"
-            + (f"; its metrics: {', '.join(values)}" if values else "")
+            f"{type(self).__name__} of stage {self.__dict__.get('stage')!r} has no metric "
+            f"{name!r}{hint}" + (f"; its metrics: {', '.join(values)}" if values else "")
         )
 
     def metric(self, key: str) -> MetricValue:
@@ -91,7 +93,8 @@ class Report:
         try:
             return self.values[key]
         except KeyError:
-            raise KeyError(f"stage {self.stage!r} has no metric {key!r}; "
+            raise KeyError(f"stage {self.stage!r} has no metric {key!r}"
+                           f"{did_you_mean(str(key), self.values)}; "
                            f"its metrics: {', '.join(self.values)}") from None
 
     @functools.cached_property

@@ -55,3 +55,29 @@ def test_names_alike_only_in_their_extension_are_no_hint(tmp_path: Path) -> None
     (tmp_path / "gold.yaml").write_text("queries: []\n", encoding="utf-8")
     assert similar_file(tmp_path / "nope.yaml", "nope.yaml") == ""
     assert similar_file(tmp_path / "gold.yml", "gold.yml") == " (did you mean 'gold.yaml'?)"
+
+
+def test_a_misspelled_metric_of_a_report_suggests_the_closest_one() -> None:
+    from pytest_rag.stages.retrieval import RetrievalEvaluator
+
+    report = RetrievalEvaluator(k=1).evaluate(retrieved_ids={"q": ["a"]},
+                                              relevant={"q": ["a"]})
+    with pytest.raises(AttributeError, match=r"'recal_at_k' \(did you mean 'recall_at_k'\?\)"):
+        report.recal_at_k  # noqa: B018
+    with pytest.raises(KeyError, match=r"'hit_at' \(did you mean 'hit_at_k'\?\)"):
+        report["hit_at"]
+    assert not hasattr(report, "_private")  # hasattr stays an ordinary False
+
+
+def test_a_misspelled_symbolic_metric_suggests_the_closest_one() -> None:
+    import pytest_rag.metrics as metrics
+
+    with pytest.raises(AttributeError, match=r"'recal_at_k' \(did you mean 'recall_at_k'\?\)"):
+        metrics.recal_at_k  # noqa: B018
+    # Python turns the AttributeError of a from-import into its own ImportError: the
+    # suggestion must survive it.
+    with pytest.raises(ImportError, match=r"'recal_at_k' \(did you mean 'recall_at_k'\?\)"):
+        from pytest_rag.metrics import recal_at_k  # noqa: F401
+    with pytest.raises(ImportError, match=r"'retreival' \(did you mean 'retrieval'\?\)"):
+        from pytest_rag.metrics import retreival  # noqa: F401
+    assert getattr(metrics, "recal_at_k", None) is None
