@@ -80,11 +80,19 @@ def _refuse_unknown_ini(config: pytest.Config) -> None:
     if unknown_keys is None:
         return
     ours = sorted(key for key in unknown_keys() if key.startswith("rag_"))
-    if ours:
-        where = f"{config.inipath.name}: " if config.inipath is not None else ""
-        raise pytest.UsageError(f"pytest-rag: {where}unknown ini option"
-                                f"{'s' if len(ours) > 1 else ''} "
-                                f"{unknown_names(ours, ini_names())}")
+    if not ours:
+        return
+    # A key given with -o/--override-ini is the command line's, not the ini file's.
+    overridden = {str(text).partition("=")[0].strip()
+                  for text in getattr(config.option, "override_ini", None) or ()}
+    problems = []
+    for keys, where in (([k for k in ours if k in overridden], "-o/--override-ini: "),
+                        ([k for k in ours if k not in overridden],
+                         f"{config.inipath.name}: " if config.inipath is not None else "")):
+        if keys:
+            problems.append(f"{where}unknown ini option{'s' if len(keys) > 1 else ''} "
+                            f"{unknown_names(keys, ini_names())}")
+    raise pytest.UsageError("pytest-rag: " + "; ".join(problems))
 
 
 def add_options(parser: pytest.Parser) -> None:

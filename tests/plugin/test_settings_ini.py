@@ -108,8 +108,20 @@ def test_an_ini_override_is_checked_too(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_x="def test_x():\n    pass\n")
     result = pytester.runpytest("-p", "no:cacheprovider", "-o", "rag_scorcard=full")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines([("ERROR: pytest-rag: *unknown ini option 'rag_scorcard' "
-                                 "(did you mean 'rag_scorecard'?)")])
+    result.stderr.fnmatch_lines([("ERROR: pytest-rag: -o/--override-ini: unknown ini option "
+                                  "'rag_scorcard' (did you mean 'rag_scorecard'?)")])
+
+
+def test_an_ini_override_is_not_blamed_on_the_ini_file(pytester: pytest.Pytester) -> None:
+    (pytester.path / "pyproject.toml").write_text(
+        "[tool.pytest.ini_options]\nrag_tolerence = \"0.1\"\n", encoding="utf-8")
+    pytester.makepyfile(test_x="def test_x():\n    pass\n")
+    result = pytester.runpytest("-p", "no:cacheprovider", "-o", "rag_treshold=x")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([
+        "ERROR: pytest-rag: -o/--override-ini: unknown ini option 'rag_treshold' (did you "
+        "mean 'rag_thresholds'?); pyproject.toml: unknown ini option 'rag_tolerence' (did "
+        "you mean 'rag_tolerance'?)"])
 
 
 @pytest.mark.parametrize(("args", "message"), [
