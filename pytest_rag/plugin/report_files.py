@@ -64,8 +64,7 @@ class ReportFiles:
                                     {nodeid: Variant.from_json(data)
                                      for nodeid, data in results.variants.items()})
         run.scorecard = scorecard
-        beaten = gate_failures(scorecard.sweeps())
-        run.notes.extend(beaten)
+        beaten = gate_failures(scorecard.sweeps())  # said last in the summary
         if beaten and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         writers = ((self.options.report_json, _write_json_report),

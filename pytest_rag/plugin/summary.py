@@ -12,7 +12,10 @@ from .session import is_worker
 if TYPE_CHECKING:
     from .session import RagSession
 
-__all__ = ["SCREENFUL", "Summary"]
+__all__ = ["GATE_STAT", "SCREENFUL", "Summary"]
+
+#: The word of pytest's closing line that counts the sweeps whose gate failed.
+GATE_STAT = "sweep gate failed"
 
 #: The most lines the default scorecard takes (``-v`` and ``--rag-scorecard=full`` are
 #: uncut).  Fixed, not the terminal's height: CI logs have none, and the same run
@@ -27,7 +30,8 @@ class Summary:
         self.session = session
         self.options = session.options
 
-    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter,
+                                exitstatus: int) -> None:
         run = self.session
         if is_worker(run.config):
             return
@@ -47,7 +51,20 @@ class Summary:
                 terminalreporter.write_line(  # within 80 columns, like the scorecard
                     f"{improved} metric{'s' if improved != 1 else ''} improved: the baseline "
                     "can be tightened (--rag-update-baseline)")
-        for note in [*run.results.notes, *self._unsettled(), *run.notes]:
+        from .sweeps import gate_failures
+
+        # Last: why a run whose tests all passed fails.
+        failing = [sweep for sweep in (scorecard.sweeps() if scorecard is not None else [])
+                   if sweep.verdict is not None and sweep.verdict.gate is not None]
+        gates = gate_failures(failing)
+        if gates:
+            if exitstatus == pytest.ExitCode.OK:  # the status pytest had before the gate
+                gates[-1] += " (the run fails: exit status 1, although every test passed)"
+            # In pytest's closing line too ("5 passed, 1 sweep gate failed in 0.5s"), which
+            # would otherwise read as a green run.  Reports, as other plugins read them.
+            terminalreporter.stats.setdefault(GATE_STAT, []).extend(
+                _gate_report(sweep.test, text) for sweep, text in zip(failing, gates))
+        for note in [*run.results.notes, *self._unsettled(), *run.notes, *gates]:
             # ids of tests and queries in it: escaped like every line
             terminalreporter.write_line(terminal_lines(f"pytest-rag: {note}"))
 
@@ -64,3 +81,9 @@ class Summary:
         return [f"{len(entries)} stage report{'s' if len(entries) != 1 else ''} not compared "
                 "with its baseline (different gold or settings; fails under --rag-strict): "
                 + ", ".join(entries)]
+
+
+def _gate_report(nodeid: str, text: str) -> pytest.TestReport:
+    """A failed report of the sweep ``nodeid`` (its test function) for pytest's counts."""
+    path, _, name = nodeid.partition("::")
+    return pytest.TestReport(nodeid, (path, None, name), {}, "failed", text, "call")

@@ -69,7 +69,13 @@ def test_the_run_fails_when_the_shipped_variant_is_beaten_beyond_noise(
         "pytest-rag: sweep gate failed for test_sweep.py::test_chunker: shipped variant 'big' "
         "is beaten beyond noise by 'small' on augmentation.context_sufficient: 1.000 vs "
         "0.167 (+0.833, 95% interval [+0.583, +1.000]) at no higher cost (context_tokens "
-        "4 vs 8, index_tokens 48 vs 48)"])
+        "4 vs 8, index_tokens 48 vs 48) (the run fails: exit status 1, although every "
+        "test passed)"])
+    # The gate's note is the last pytest-rag line, and pytest's closing line says it too.
+    lines = result.stdout.lines
+    assert [line for line in lines if line.startswith("pytest-rag:")][-1].startswith(
+        "pytest-rag: sweep gate failed for test_sweep.py::test_chunker:")
+    result.stdout.re_match_lines([r"=+ 2 passed, 1 sweep gate failed in .* =+$"])
     report = json.loads((pytester.path / "report.json").read_text())
     verdict = report["sweeps"]["test_sweep.py::test_chunker"]["verdict"]
     assert verdict["shipped"] == "big" and verdict["beaten_by"] == "small"
