@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..registry import REGISTRY, MetricSpec
 from .baseline import BASELINE_FORMAT, Baseline, BaselineError, read_json_file
@@ -69,7 +70,10 @@ def _records(scores: Baseline) -> list[StageRecord]:
     records = []
     for nodeid, stages in scores.tests.items():
         for stage, entry in stages.items():
-            values = {key: (metric.get("value") if isinstance(metric, Mapping) else metric)
+            # As the baseline reads its side: a number as a float (10**30 written as an
+            # integer must equal the float that 1e30 reads as, or it "regresses").
+            values = {key: _as_float(metric.get("value") if isinstance(metric, Mapping)
+                                     else metric)
                       for key, metric in entry["metrics"].items()}
             gold = entry.get("gold") or {}  # null: no gold fingerprints, as the reader takes it
             name = stage[len(entry_stage(stage)) + 1:-1] or None  # "retrieval[bm25]": bm25
@@ -110,3 +114,7 @@ def diff_files(old: Baseline, new: Baseline, *, alpha: float | None = None,
                 rows.append(DiffRow(nodeid, MetricDiff(stage, "*", None, None, 0.0, "info",
                                                        "removed")))
     return rows
+
+
+def _as_float(value: Any) -> float | None:
+    return None if value is None else float(value)

@@ -17,6 +17,7 @@ import contextlib
 import io
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -119,10 +120,11 @@ def _argv_is_valid(argv: list[str]) -> bool:
         if arg == "--format" and value not in ("table", "json"):
             return False
         if arg == "--k":
-            try:
-                if int(value) < 1:
-                    return False
-            except ValueError:
+            # ASCII digits, as the settings table reads a number from text ("٣" and
+            # "1_0", which int() takes, are refused).
+            if not re.fullmatch(r"[+-]?[0-9]+", value.strip()):
+                return False
+            if int(value) < 1:
                 return False
     return True
 
@@ -323,6 +325,16 @@ def test_diff_refuses_a_string_per_query_value(tmp_path: Path) -> None:
                     {"recall_at_k": {"q1": "x", "q2": 0.2}})
     status, _, err = run(["diff", old, new])
     assert status == 2 and "per_query" in err
+
+
+def test_diff_of_a_value_written_as_a_large_integer_and_itself_is_no_change(
+        tmp_path: Path) -> None:
+    """10**30 read as an integer on one side and as a float on the other differed by
+    2e13 (found by the deep fuzz run): both sides read numbers as floats."""
+    old = _baseline(tmp_path / "old.json", {"recall_at_k": 10**30})
+    new = _baseline(tmp_path / "new.json", {"recall_at_k": 10**30})
+    status, out, _ = run(["diff", old, new])
+    assert status == 0 and "0 regressed" in out
 
 
 def test_diff_refuses_an_integer_metric_value_beyond_floats(tmp_path: Path) -> None:
