@@ -39,6 +39,7 @@ from hypothesis import strategies as st
 import pytest_rag
 from pytest_rag import DatasetError, load_dataset
 from pytest_rag.cli import main
+from pytest_rag.escaping import terminal_lines
 
 
 def run(argv: list[str]) -> tuple[int, str, str]:
@@ -148,7 +149,7 @@ def test_evaluate_and_validate_exit_0_or_2_and_agree_with_the_api(
     expected = _api_outcome(path, argv)
     if isinstance(expected, DatasetError):
         assert status == 2, out
-        assert str(expected) in err, (str(expected), err)
+        assert terminal_lines(str(expected)) in err, (str(expected), err)  # ids escaped
         assert str(path) in err
         return
     assert status == 0, err
@@ -307,7 +308,13 @@ def test_diff_exits_0_1_or_2_on_mutated_files(folder: Path,
                 path, document.get("version"))
         check_diff_numbers(*paths)
         assert out.strip(), "diff printed nothing"
-        assert out.rstrip().endswith("improved") or "within noise" in out.splitlines()[-1], out
+        assert DIFF_SUMMARY.fullmatch(out.splitlines()[-1]), out
+
+
+#: The last line of ``pytest-rag diff``: the counts of what it found.
+DIFF_SUMMARY = re.compile(r"(no differences; )?\d+ regressed, \d+ improved"
+                          r"(, \d+ worse but within noise)?"
+                          r"(, \d+ not compared \(different gold or settings\))?")
 
 
 # -- regressions: minimal reproductions of fixed bugs ----------------------------------------------
