@@ -49,3 +49,14 @@ def _number(tag: str, value: float | None, *, text: str | None = None,
     classes = " ".join(part for part in (css, "nm" if value is None else "") if part)
     return (f"<{tag}{_attrs(class_=classes or None, **attributes)} data-value=\"{_exact(value)}\">"
             f"{_e(shown)}</{tag}>")
+
+
+def _id(text: object) -> str:
+    """An id in running text or a list: escaped and isolated from the text direction
+    around it (``<bdi>``), so a right-to-left override in it turns nothing else around
+    (``<code>`` elements are isolated by the style sheet)."""
+    return f"<bdi>{_e(text)}</bdi>"
+
+
+def _status(status: str) -> str:
+    return f'<span class="status {_e(status.replace(" ", "-"))}">{_e(status)}</span>'
