@@ -192,6 +192,25 @@ def test_an_output_linked_out_of_the_project_is_refused(tmp_path: Path, options:
     assert all(path.read_text(encoding="utf-8") == NOTES for path in before)
 
 
+def test_an_export_folder_linked_out_of_the_project_is_refused(tmp_path: Path) -> None:
+    """A test's ``--rag-export`` folder that links out of the project, with pytest started
+    in a subfolder (the current folder is then not the root the rule checks against)."""
+    from pytest_rag.plugin.report_files import export_folder
+
+    project, home = tmp_path / "project", tmp_path / "home"
+    (project / "exports").mkdir(parents=True)
+    (project / "sub").mkdir()
+    home.mkdir()
+    (project / "gold.yaml").write_text(GOLD, encoding="utf-8")
+    _pytest_project(project, "gold.yaml")
+    export_folder(project / "exports", "test_rag.py::test_it").symlink_to(home)
+    done = limited_run([*PYTEST, "--rag-export=../exports", str(project)], project / "sub")
+    said = done.stdout + done.stderr
+    assert "--rag-export: could not write" in said and "outside" in said, said
+    assert "Traceback" not in said
+    assert list(home.iterdir()) == []
+
+
 def test_an_output_link_inside_the_project_is_written_through(tmp_path: Path) -> None:
     project = tmp_path / "project"
     (project / "reports").mkdir(parents=True)

@@ -202,7 +202,8 @@ class GatePlugin:
         if self.options.export_dir is not None:
             from .report_files import export_reports
 
-            export_notes = export_reports(self.options.export_dir, item.nodeid, state.latest())
+            export_notes = export_reports(self.options.export_dir, item.nodeid, state.latest(),
+                                          run_root=self.session.config.rootpath)
         if self.options.report_html is not None:  # only then: xdist payloads stay small
             records = [self._with_details(record, reports[record.entry_key],
                                           diffs.get(record.entry_key, []))

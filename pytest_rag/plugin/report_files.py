@@ -123,8 +123,11 @@ def export_folder(root: Path, nodeid: str) -> Path:
     return root / f"{_UNSAFE.sub('_', nodeid).strip('_')[:80]}-{digest}"
 
 
-def export_reports(root: Path, nodeid: str, reports: Mapping[str, Report]) -> list[str]:
-    """Write the exports of one test's reports; the notes to show (problems only)."""
+def export_reports(root: Path, nodeid: str, reports: Mapping[str, Report], *,
+                   run_root: Path) -> list[str]:
+    """Write the exports of one test's reports under ``root``; the notes to show (problems
+    only).  Every file is an output of the run: no link may lead it out of ``run_root``
+    (:func:`~pytest_rag.atomic.output_target`), checked before its folder is made."""
     from ..dataset.loading import load_dataset
     from ..dataset.sources import write_dataset
     from ..dataset.sources.export import UNSUPPORTED, dataset_json
@@ -140,8 +143,9 @@ def export_reports(root: Path, nodeid: str, reports: Mapping[str, Report]) -> li
             continue
         path = export_folder(root, nodeid) / f"{stage}.json"
         try:
+            output_target(path, run_root)
             path.parent.mkdir(parents=True, exist_ok=True)
-            write_dataset(dataset_json(report.dataset, report.settings), path)
+            write_dataset(dataset_json(report.dataset, report.settings), path, root=run_root)
             again = evaluate_dataset(load_dataset(path), [stage])[stage]
         except (OSError, DatasetError) as error:
             notes.append(f"--rag-export: could not write {path}: {error}")

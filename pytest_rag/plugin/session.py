@@ -75,7 +75,8 @@ def _check_paths(options: RagOptions, root: Path) -> None:
             try:
                 output_target(path, root)
             except OSError as error:
-                raise pytest.UsageError(f"pytest-rag: {path}: cannot write: {error}") from None
+                raise pytest.UsageError(terminal_lines(
+                    f"pytest-rag: {path}: cannot write: {error}")) from None
 
 
 class RagSession:

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from ..escaping import terminal_lines, terminal_text
+from ..escaping import shown_id, terminal_lines, terminal_text
 from .session import is_worker
 
 if TYPE_CHECKING:
@@ -22,6 +22,9 @@ GATE_STAT = "sweep gate failed"
 #: prints the same summary everywhere.
 SCREENFUL = 40
 
+
+#: Stage reports named in the "not compared" note; the rest are counted.
+UNSETTLED_SHOWN = 10
 
 class Summary:
     """Writes the "RAG scorecard" section and the ``pytest-rag:`` notes."""
@@ -73,14 +76,15 @@ class Summary:
         (other gold, other settings): they pass, so they are said loudly here."""
         if self.options.strict or self.options.update:
             return []
-        entries = sorted({f"{nodeid} [{entry_key}]"
+        entries = sorted({f"{shown_id(nodeid)} [{entry_key}]"
                           for (nodeid, entry_key), diffs in self.session.results.diffs.items()
                           if any(diff.unsettled for diff in diffs)})
         if not entries:
             return []
+        more = len(entries) - UNSETTLED_SHOWN
         return [f"{len(entries)} stage report{'s' if len(entries) != 1 else ''} not compared "
                 "with its baseline (different gold or settings; fails under --rag-strict): "
-                + ", ".join(entries)]
+                + ", ".join(entries[:UNSETTLED_SHOWN]) + (f" (+{more} more)" if more > 0 else "")]
 
 
 def _gate_report(nodeid: str, text: str) -> pytest.TestReport:

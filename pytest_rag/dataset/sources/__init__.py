@@ -69,7 +69,7 @@ def read_source(path: Path, *, split: str = "test", relevance_level: int = 1,
     raise DatasetError(str(path), "", f"not a source to convert: expected {KINDS_TEXT}")
 
 
-def write_dataset(data: dict[str, Any], path: Path) -> None:
+def write_dataset(data: dict[str, Any], path: Path, *, root: Path | None = None) -> None:
     """Write FORMAT v1 ``data`` to ``path``, as YAML or JSON by its extension, atomically,
     after checking it the way :func:`~pytest_rag.load_dataset` would read it back.
 
@@ -95,6 +95,6 @@ def write_dataset(data: dict[str, Any], path: Path) -> None:
 
         text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
     try:
-        write_atomically(path, text.encode("utf-8"), root=Path.cwd())
+        write_atomically(path, text.encode("utf-8"), root=Path.cwd() if root is None else root)
     except OSError as error:  # a folder, a link out of the current folder, /proc, a full disk
         raise DatasetError(str(path), "", f"cannot write: {error.strerror or error}") from None
