@@ -76,9 +76,12 @@ def _records(scores: Baseline) -> list[StageRecord]:
                                      else metric)
                       for key, metric in entry["metrics"].items()}
             gold = entry.get("gold") or {}  # null: no gold fingerprints, as the reader takes it
+            # Not an object (null, a list): no stored settings, as the other side reads it.
+            settings = entry.get("settings")
+            settings = settings if isinstance(settings, Mapping) else {}
             name = stage[len(entry_stage(stage)) + 1:-1] or None  # "retrieval[bm25]": bm25
             records.append(StageRecord(nodeid, entry_stage(stage), values,
-                                       entry.get("per_query", {}), entry.get("settings", {}),
+                                       entry.get("per_query", {}), settings,
                                        gold=gold.get("queries", {}),
                                        documents=gold.get("documents"), name=name,
                                        dataset=entry.get("dataset")))

@@ -344,6 +344,21 @@ def test_diff_of_a_value_written_as_a_large_integer_and_itself_is_no_change(
     assert status == 0 and "0 regressed" in out
 
 
+def test_diff_of_an_entry_whose_settings_are_null_compares_without_them(
+        tmp_path: Path) -> None:
+    """``"settings": null`` in a report was a TypeError (found by the deep fuzz run)."""
+    paths = []
+    for name, settings in (("old.json", {"k": 5}), ("new.json", None)):
+        entry = {"metrics": {"recall_at_k": 0.5}, "per_query": {}, "settings": settings}
+        path = tmp_path / name
+        path.write_text(json.dumps({"format": "pytest-rag-baseline", "version": 1,
+                                    "tests": {"t.py::test": {"retrieval": entry}}}),
+                        encoding="utf-8")
+        paths.append(str(path))
+    status, out, err = run(["diff", *paths])
+    assert status == 0 and "0 regressed" in out, err
+
+
 def test_diff_refuses_an_integer_metric_value_beyond_floats(tmp_path: Path) -> None:
     old = _baseline(tmp_path / "old.json", {"recall_at_k": 0.5})
     new = tmp_path / "new.json"
