@@ -83,9 +83,6 @@ class ObjectCache:
         """
         return cache_entry(self.__dict__, "derived:" + name, lambda: build(self))
 
-    #: The name :meth:`cached` had (callers of branches not merged yet use it).
-    derived = cached
-
 
 class DatasetCache(ObjectCache):
     """The caches of a :class:`~pytest_rag.dataset.model.Dataset`, some shared with the
@@ -135,11 +132,6 @@ class DatasetCache(ObjectCache):
         if other.documents is not self.documents:
             raise ValueError("only a dataset with the same documents shares the corpus cache")
         self.__dict__[_CORPUS_CACHE] = other.__dict__.setdefault(_CORPUS_CACHE, {})
-
-    # The names these had (callers of branches not merged yet use them).
-    corpus_derived = corpus_cached
-    corpus_derived_for = corpus_cached_for
-    gold_derived = gold_cached
 
 
 _lock = threading.Lock()  # the pause: one counter for every thread

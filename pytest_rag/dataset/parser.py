@@ -513,7 +513,6 @@ class FormatChecks(ValueChecks):
         return result
 
 
-Parser = FormatChecks  # its old name, for code of branches not merged yet
 #: The converter of each kind of field (:data:`pytest_rag.dataset.fields.Kind`).
 _CONVERTERS: Final[dict[str, Callable[[FormatChecks, Any, str], Any]]] = {
     "id": FormatChecks.identifier, "text": FormatChecks.string, "boolean": FormatChecks.boolean,
