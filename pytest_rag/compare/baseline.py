@@ -25,7 +25,7 @@ from ..registry import Direction, MetricSpec
 from .baseline_layout import dumps_baseline, pack_entry, unpack_entry
 from .gold import GoldChange, gold_change
 from .records import StageRecord, entry_stage
-from .thresholds import Allowance, Tolerances
+from .thresholds import Tolerance, Tolerances
 
 __all__ = ["BASELINE_FORMAT", "BASELINE_VERSION", "Baseline", "BaselineError"]
 
@@ -307,13 +307,13 @@ class Baseline:
             for key, value in record.values.items():
                 spec = specs.get(f"{record.stage}.{key}")
                 direction = spec.direction.value if spec else Direction.INFO.value
-                allowance = tolerances.for_metric(spec) if spec else Allowance(0.0, False)
+                tolerance = tolerances.for_metric(spec) if spec else Tolerance(0.0, False)
                 if key in keep:
                     value = self.value(record.nodeid, record.entry_key, key)
                 metrics[key] = {"value": value, "direction": direction,
-                                "tolerance": allowance.amount, "relative": allowance.relative}
-                if allowance.slack:
-                    metrics[key]["slack"] = allowance.slack
+                                "tolerance": tolerance.amount, "relative": tolerance.relative}
+                if tolerance.slack:
+                    metrics[key]["slack"] = tolerance.slack
             gold = record.gold_json()
             # Not-measured queries are left out: absent reads as None.
             per_query = {key: {query: value for query, value in values.items()
@@ -343,15 +343,15 @@ class Baseline:
                  for nodeid, stages in self.tests.items()}
         return Baseline({nodeid: stages for nodeid, stages in tests.items() if stages})
 
-    def stored_tolerances(self, nodeid: str, stage: str) -> dict[str, Allowance]:
-        """``{"stage.key": Allowance}``: the tolerances written with the entry of
+    def stored_tolerances(self, nodeid: str, stage: str) -> dict[str, Tolerance]:
+        """``{"stage.key": Tolerance}``: the tolerances written with the entry of
         ``nodeid`` and ``stage`` (an entry key: ``"retrieval[bm25]"`` reads as
         retrieval) (what the project had configured), where stored."""
         entry = self.entry(nodeid, stage) or {}
         stored = {}
         for key, metric in entry.get("metrics", {}).items():
             if isinstance(metric, Mapping) and metric.get("tolerance") is not None:
-                stored[f"{entry_stage(stage)}.{key}"] = Allowance(float(metric["tolerance"]),
+                stored[f"{entry_stage(stage)}.{key}"] = Tolerance(float(metric["tolerance"]),
                                                      bool(metric.get("relative", False)),
                                                      float(metric.get("slack") or 0.0))
         return stored

@@ -285,7 +285,7 @@ class GatePlugin:
         from tabulate import tabulate
 
         rows = [(d.key, _fmt(d.baseline), _fmt(d.current),
-                 "" if d.delta is None else f"{d.delta:+.3f}", f"{d.allowed:.3f}", d.direction)
+                 "" if d.delta is None else f"{d.delta:+.3f}", f"{d.tolerance:.3f}", d.direction)
                 for d in bad]
         table = tabulate(rows, headers=("metric", "baseline", "current", "delta", "tolerance",
                                         "direction"), tablefmt="simple", disable_numparse=True)

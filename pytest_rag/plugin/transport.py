@@ -123,7 +123,7 @@ class TransportPlugin:
 
 def _diff_json(diff: MetricDiff) -> dict[str, Any]:
     return {"stage": diff.stage, "key": diff.key, "current": diff.current,
-            "baseline": diff.baseline, "allowed": diff.allowed, "direction": diff.direction,
+            "baseline": diff.baseline, "tolerance": diff.tolerance, "direction": diff.direction,
             "status": diff.status, "worse_queries": [list(q) for q in diff.worse_queries],
             "p_value": diff.p_value, "ci_low": diff.ci_low, "ci_high": diff.ci_high,
             "note": diff.note, "rule": diff.rule, "name": diff.name}
@@ -133,7 +133,7 @@ def _diff_from_json(data: Mapping[str, Any]) -> MetricDiff:
     from ..compare.comparison import MetricDiff
 
     return MetricDiff(data["stage"], data["key"], data["current"], data["baseline"],
-                      float(data["allowed"]), data["direction"], data["status"],
+                      float(data["tolerance"]), data["direction"], data["status"],
                       tuple((q, a, b) for q, a, b in data["worse_queries"]),
                       data["p_value"], data["ci_low"], data["ci_high"], data.get("note", ""),
                       data.get("rule", ""), data.get("name"))
