@@ -46,7 +46,7 @@ class ItemState:
     def baseline(self, stage: str, key: str) -> float | None:
         return self.baseline_value(stage, key) if self.baseline_value is not None else None
 
-    def record(self, comparison: Comparison) -> None:
+    def add_check(self, comparison: Comparison) -> None:
         # Resolve symbolic names now: the context is gone when the test's report is made.
         if isinstance(comparison.metric, MetricRef):
             try:

@@ -16,7 +16,7 @@ import pytest
 
 if TYPE_CHECKING:
     from ..compare.comparison import MetricDiff
-    from ..compare.records import CheckRecord, StageRecord
+    from ..compare.records import CheckOutcome, StageRecord
 
 __all__ = ["PAYLOAD", "RunResults", "TransportPlugin", "make_payload"]
 
@@ -34,7 +34,7 @@ class RunResults:
 
     def __init__(self) -> None:
         self._records: dict[tuple[str, str], StageRecord] = {}
-        self.checks: dict[tuple[str, str], list[CheckRecord]] = {}
+        self.checks: dict[tuple[str, str], list[CheckOutcome]] = {}
         self.diffs: dict[tuple[str, str], list[MetricDiff]] = {}
         #: The call-phase outcome of each test ("passed", "failed", "skipped"); "skipped"
         #: also for a test skipped in its setup (a ``skip``/``skipif`` marker).
@@ -66,7 +66,7 @@ class RunResults:
 
     def add(self, nodeid: str, payload: Mapping[str, Any]) -> None:
         """Merge one test's payload (:func:`make_payload`)."""
-        from ..compare.records import CheckRecord, StageRecord
+        from ..compare.records import CheckOutcome, StageRecord
         from ..compare.sweeps import split_nodeid
 
         if payload.get("sweep"):
@@ -79,7 +79,7 @@ class RunResults:
             self._records.pop(ident, None)  # a rerun's record goes last, as it arrived
             self._records[ident] = record
         for data in payload["checks"]:
-            check = CheckRecord.from_json(data)
+            check = CheckOutcome.from_json(data)
             self.checks.setdefault((nodeid, check.entry_key), []).append(check)
         for data in payload["diffs"]:
             diff = _diff_from_json(data)
@@ -88,7 +88,7 @@ class RunResults:
 
 
 def make_payload(*, sweep: bool, records: Iterable[StageRecord],
-                 checks: Iterable[CheckRecord], diffs: Iterable[MetricDiff],
+                 checks: Iterable[CheckOutcome], diffs: Iterable[MetricDiff],
                  variant: Mapping[str, Any] | None = None,
                  notes: Iterable[str] = ()) -> dict[str, Any]:
     """One test's results as plain JSON (what crosses the xdist process boundary)."""
