@@ -53,7 +53,7 @@ def _plain_documents(value: Mapping[Any, Any]) -> tuple[Document, ...] | None:
                  for doc_id, text in value.items())
 
 
-_Record = TypeVar("_Record", Query, RunEntry)
+_Item = TypeVar("_Item", Query, RunEntry)
 
 #: Per-query gold inputs: keyword -> Query attribute.
 GOLD_QUERY_INPUTS: dict[str, str] = {key: row.attribute for key, row in GOLD_FIELDS.items()
@@ -83,10 +83,10 @@ _ID: Final = operator.attrgetter("id")
 _QUERY_DEFAULTS: Final = field_defaults(Query)
 
 
-def _replaced(record: _Record, changes: Mapping[str, Any]) -> _Record:
-    """``dataclasses.replace`` of a flat :class:`Query` or :class:`RunEntry`: the record
+def _replaced(item: _Item, changes: Mapping[str, Any]) -> _Item:
+    """``dataclasses.replace`` of a flat :class:`Query` or :class:`RunEntry`: the item
     itself when nothing changes."""
-    return replaced(record, changes) if changes else record
+    return replaced(item, changes) if changes else item
 
 
 def _chunk_vectors(parser: FormatChecks, value: object, dataset: Dataset

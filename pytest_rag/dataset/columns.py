@@ -9,7 +9,7 @@ A large file's queries and run entries are almost always plain: dicts of the
 format's keys whose values have the exact types a JSON file gives.  Checking
 them one query at a time costs a few Python calls per field; here every field
 of every query is checked at once, one column at a time, in C-level passes
-(``set(map(type, column))``, ``chain.from_iterable``), and the records are
+(``set(map(type, column))``, ``chain.from_iterable``), and the objects are
 filled by dictionary updates (:func:`~pytest_rag.dataset.model.assemble`'s way).
 
 The fast path never decides anything the item-by-item path of

@@ -73,7 +73,7 @@ class StageEvaluator:
             in ``report.missing``.
         """
         # The collector is paused (and restored) around the whole call: the
-        # records built from the inputs are freed on return, before it is back.
+        # objects built from the inputs are freed on return, before it is back.
         check_doc_id_key(doc_id_key)
         with collector_paused():
             return self._evaluate(dataset, inputs, doc_id_key)
@@ -186,8 +186,8 @@ def available(dataset: Dataset, settings: Mapping[str, object], name: str) -> bo
     row = GOLD_FIELDS.get(name) or RUN.get(name)  # the field table's row of a per-query input
     if row is None:
         return False
-    records = dataset.queries if row.section == "queries" else dataset.run.values()
-    values = map(attrgetter(row.attribute), records)
+    items = dataset.queries if row.section == "queries" else dataset.run.values()
+    values = map(attrgetter(row.attribute), items)
     return any(map(_has, filter(_given, values)))
 
 
@@ -208,7 +208,7 @@ class ReportBuilder:
         self.reasons: dict[str, str] = {}
 
     def set(self, key: str, value: float | None, *, reason: str | None = None) -> None:
-        """Record an aggregate; ``reason`` explains a ``None`` better than the default."""
+        """Set an aggregate; ``reason`` explains a ``None`` better than the default."""
         if key not in self.values:
             raise KeyError(f"{key!r} is not a metric of stage {self.stage!r}")
         self.values[key] = None if value is None else float(value)
@@ -216,7 +216,7 @@ class ReportBuilder:
             self.reasons[key] = reason
 
     def set_per_query(self, key: str, values: FloatArray) -> None:
-        """Record per-query values (NaN = None) and their mean as the aggregate."""
+        """Set per-query values (NaN = None) and their mean as the aggregate."""
         self.query_values[key] = values
         self.set(key, mean(values))
 
