@@ -105,7 +105,7 @@ def with_run(dataset: Dataset, path: Path) -> Dataset:
     """
     import dataclasses
 
-    from .parser import FormatChecks, check_vector_dimensions
+    from .parser import FormatRules, validate_vector_dimensions
     from .sources import FORMAT_SUFFIXES, trec_run
     from .sources.lines import read_dataset_text
 
@@ -122,9 +122,9 @@ def with_run(dataset: Dataset, path: Path) -> Dataset:
         wanted = set(known)
         section = {topic: {"retrieved_ids": docs} for topic, docs in trec_run(path).items()
                    if topic in wanted}
-    parser = FormatChecks(source)
+    parser = FormatRules(source)
     run = parser.run_section({} if section is None else section, known, place)
-    check_vector_dimensions(parser, dataset.vectors, run)
+    validate_vector_dimensions(parser, dataset.vectors, run)
     return dataclasses.replace(dataset, run=run, run_source=(source, place))
 
 

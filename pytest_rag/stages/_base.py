@@ -13,7 +13,7 @@ import numpy.typing as npt
 from ..dataset.arguments import resolve_inputs
 from ..dataset.caches import collector_paused
 from ..dataset.fields import GOLD_FIELDS, RUN
-from ..dataset.frameworks import check_doc_id_key
+from ..dataset.frameworks import validate_doc_id_key
 from ..dataset.model import Dataset
 from ..kernels.aggregate import FloatArray, mean
 from ..registry import MetricSpec, describe_need, need_alternatives, stage_metrics
@@ -74,7 +74,7 @@ class StageEvaluator:
         """
         # The collector is paused (and restored) around the whole call: the
         # objects built from the inputs are freed on return, before it is back.
-        check_doc_id_key(doc_id_key)
+        validate_doc_id_key(doc_id_key)
         with collector_paused():
             return self._evaluate(dataset, inputs, doc_id_key)
 
