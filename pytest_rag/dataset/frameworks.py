@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from ..errors import DatasetError
 from ..escaping import quoted
-from ..settings import check_setting
+from ..settings import validate_setting
 from ..text.locate import locate
 from .model import Chunk, Document
 
@@ -128,7 +128,7 @@ def read_object(value: object) -> Piece | None:
 def validate_doc_id_key(value: object) -> str | None:
     """Validate ``doc_id_key``: a metadata key (a non-empty string) or ``None``, by the
     one rule of the settings table (:mod:`pytest_rag.settings`)."""
-    key: str | None = check_setting("doc_id_key", value)
+    key: str | None = validate_setting("doc_id_key", value)
     return key
 
 

@@ -59,11 +59,11 @@ def load_dataset(path: str | os.PathLike[str], *, run: str | os.PathLike[str] | 
     DatasetError
         For a missing, unreadable or invalid file, naming the file and the place.
     """
-    from ..settings import check_setting
+    from ..settings import validate_setting
     from .sources import KINDS_TEXT, read_source, source_kind
     from .sources.lines import read_dataset_text
 
-    check_setting("relevance_level", relevance_level)
+    validate_setting("relevance_level", relevance_level)
     file = Path(path)
     source = str(path)
     try:

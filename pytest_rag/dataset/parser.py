@@ -18,7 +18,7 @@ from typing import Any, Final
 from ..errors import did_you_mean
 from ..errors import show_value as _show
 from ..registry import REGISTRY, STAGES
-from ..settings import SETTINGS, SettingError, check_settings
+from ..settings import SETTINGS, SettingError, validate_settings
 from ..text.locate import locate, nearest_text
 from .bounded_read import DocumentUnreadable, read_document
 from .columns import plain_chunks, plain_queries, plain_run, plain_spans, stack_vectors
@@ -128,7 +128,7 @@ class FormatRules(ValueRules):
     def params(self, value: object, place: str = "params") -> Params:
         raw = self.mapping(value, place, PARAM_KEYS)
         try:  # the one validation of every setting (pytest_rag.settings)
-            return Params(**check_settings(raw, place))
+            return Params(**validate_settings(raw, place))
         except SettingError as error:
             self.fail(error.place, error.problem)
 

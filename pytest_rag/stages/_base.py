@@ -17,7 +17,7 @@ from ..dataset.frameworks import validate_doc_id_key
 from ..dataset.model import Dataset
 from ..kernels.aggregate import FloatArray, mean
 from ..registry import MetricSpec, describe_need, need_alternatives, stage_metrics
-from ..settings import check_setting, setting
+from ..settings import setting, validate_setting
 from .report import Report
 
 __all__ = ["RankedStageEvaluator", "ReportBuilder", "StageEvaluator", "available",
@@ -116,17 +116,17 @@ class RankedStageEvaluator(StageEvaluator):
 
     def __init__(self, *, k: int | None = None,
                  relevance_from_evidence: bool | None = None) -> None:
-        self.k: int | None = check_setting("k", k)
+        self.k: int | None = validate_setting("k", k)
         # None: the dataset's params decide (else off).
-        self.relevance_from_evidence: bool | None = check_setting(
+        self.relevance_from_evidence: bool | None = validate_setting(
             "relevance_from_evidence", relevance_from_evidence)
 
     def _settings(self, dataset: Dataset) -> dict[str, Any]:
         derive = (self.relevance_from_evidence if self.relevance_from_evidence is not None
-                  else bool(check_setting("relevance_from_evidence",
-                                          dataset.params.relevance_from_evidence,
-                                          "params.relevance_from_evidence")))
-        return {"k": self.k or check_setting("k", dataset.params.k, "params.k") or DEFAULT_K,
+                  else bool(validate_setting("relevance_from_evidence",
+                                             dataset.params.relevance_from_evidence,
+                                             "params.relevance_from_evidence")))
+        return {"k": self.k or validate_setting("k", dataset.params.k, "params.k") or DEFAULT_K,
                 **flag_settings("relevance_from_evidence", derive)}
 
 
