@@ -3,7 +3,7 @@
 :data:`SETTINGS` is the one table: a row names a setting, its kind, unit,
 bounds, default, help sentence and where it can be given (the dataset file's
 ``params``, an ini option ``rag_<name>``, flags of the command line, keyword
-arguments).  Everything else derives from it: :func:`check_setting` validates a
+arguments).  Everything else derives from it: :func:`validate_setting` checks a
 value from Python or a file, :func:`parse_setting_text` one from an ini file or
 the command line (both with the same messages), ``plugin/options.py``
 registers the ini options, ``cli.py`` the flags, and
@@ -20,8 +20,8 @@ from typing import Any, Literal, SupportsInt, cast
 
 from .errors import describe_value, is_bool, show_value, unknown_names
 
-__all__ = ["SETTINGS", "Setting", "SettingError", "check_setting", "check_settings",
-           "parse_setting_text", "setting", "settings_markdown", "whole_number"]
+__all__ = ["SETTINGS", "Setting", "SettingError", "parse_setting_text", "setting",
+           "settings_markdown", "validate_setting", "validate_settings", "whole_number"]
 
 Kind = Literal["whole", "pair", "flag", "strings", "text"]
 Scope = Literal["evaluator", "loader", "call"]
@@ -218,7 +218,7 @@ def _items(value: object, place: str) -> list[Any]:
     return list(value)
 
 
-def check_setting(name: str, value: object, place: str | None = None) -> Any:
+def validate_setting(name: str, value: object, place: str | None = None) -> Any:
     """``value`` of the setting ``name``, validated and normalised; ``None`` passes.
 
     Whole numbers come back as ``int`` (numpy integers and whole floats are
@@ -261,12 +261,12 @@ def check_setting(name: str, value: object, place: str | None = None) -> Any:
     return value
 
 
-def check_settings(values: Mapping[str, object], place: str = "") -> dict[str, Any]:
-    """Each of ``values`` checked by :func:`check_setting` (``place`` prefixes the names,
+def validate_settings(values: Mapping[str, object], place: str = "") -> dict[str, Any]:
+    """Each of ``values`` checked by :func:`validate_setting` (``place`` prefixes the names,
     e.g. ``params``); the ``None`` ones are left out."""
     prefix = f"{place}." if place else ""
-    return {name: checked for name, value in values.items()
-            if (checked := check_setting(name, value, prefix + name)) is not None}
+    return {name: valid for name, value in values.items()
+            if (valid := validate_setting(name, value, prefix + name)) is not None}
 
 
 _WHOLE_TEXT = re.compile(r"[+-]?[0-9]+")
@@ -288,7 +288,7 @@ def _whole_text(text: str, place: str, minimum: int) -> int:
 
 def parse_setting_text(name: str, text: str | Sequence[str], place: str | None = None) -> Any:
     """The value of ``name`` written as text (an ini line, command-line words), checked
-    as :func:`check_setting` checks it; blank text is ``None``.
+    as :func:`validate_setting` checks it; blank text is ``None``.
 
     A pair is two words (``"50 400"`` or ``["50", "400"]``), a list one string per
     item, a flag ``true``/``false`` (also ``yes``/``no``, ``on``/``off``, ``1``/``0``).
@@ -298,7 +298,7 @@ def parse_setting_text(name: str, text: str | Sequence[str], place: str | None =
     words = text.split() if isinstance(text, str) else [str(word) for word in text]
     if row.kind == "strings":
         items = [text] if isinstance(text, str) else list(words)
-        return check_setting(name, [item for item in items if item.strip()] or None, where)
+        return validate_setting(name, [item for item in items if item.strip()] or None, where)
     joined = text.strip() if isinstance(text, str) and row.kind == "text" else " ".join(words)
     if not joined:
         return None
@@ -308,15 +308,15 @@ def parse_setting_text(name: str, text: str | Sequence[str], place: str | None =
         if len(words) != 2:
             raise SettingError(where, "expected two whole numbers 'MIN MAX', got "
                                       f"{show_value(joined)}")
-        return check_setting(name, (_whole_text(words[0], f"{where}[0]", row.minimum),
-                                    _whole_text(words[1], f"{where}[1]", row.minimum)), where)
+        return validate_setting(name, (_whole_text(words[0], f"{where}[0]", row.minimum),
+                                       _whole_text(words[1], f"{where}[1]", row.minimum)), where)
     if row.kind == "flag":
         if joined.lower() in _TRUE:
             return True
         if joined.lower() in _FALSE:
             return False
         raise SettingError(where, f"expected true or false, got {show_value(joined)}")
-    return check_setting(name, joined, where)
+    return validate_setting(name, joined, where)
 
 
 def settings_markdown() -> str:

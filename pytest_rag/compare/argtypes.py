@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 
-from .thresholds import Allowance, parse_latency_tolerance
+from .thresholds import Tolerance, parse_latency_tolerance
 
 __all__ = ["latency_tolerance", "non_negative", "non_negative_int", "positive_int",
            "significance_level"]
@@ -54,7 +54,7 @@ def significance_level(text: str) -> float:
     return value
 
 
-def latency_tolerance(text: str) -> Allowance:
+def latency_tolerance(text: str) -> Tolerance:
     """``'PERCENT% + MS'``, ``'PERCENT%'`` or ``'MS'`` (``--latency-tolerance``)."""
     try:
         return parse_latency_tolerance(text)

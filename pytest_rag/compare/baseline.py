@@ -25,7 +25,7 @@ from ..registry import Direction, MetricSpec
 from .baseline_layout import dumps_baseline, pack_entry, unpack_entry
 from .gold import GoldChange, gold_change
 from .records import StageRecord, entry_stage
-from .thresholds import Allowance, Tolerances
+from .thresholds import Tolerance, Tolerances
 
 __all__ = ["BASELINE_FORMAT", "BASELINE_VERSION", "Baseline", "BaselineError"]
 
@@ -62,8 +62,8 @@ def _not_representable(value: object) -> str:
     return f"expected {VALUE_RANGE}, got {quoted(value)}"
 
 
-def _check_stored_tolerance(metric: Mapping[str, Any], place: str,
-                            bad: Callable[[str, str], BaselineError]) -> None:
+def _validate_stored_tolerance(metric: Mapping[str, Any], place: str,
+                               bad: Callable[[str, str], BaselineError]) -> None:
     """A metric's stored ``tolerance`` is a finite number >= 0 and ``relative`` a boolean
     (both optional: files of other tools may leave them out)."""
     amount = metric.get("tolerance")
@@ -77,7 +77,7 @@ def _check_stored_tolerance(metric: Mapping[str, Any], place: str,
         raise bad(f"{place}.slack", f"expected a finite number >= 0, got {quoted(slack)}")
 
 
-def _check_gold(gold: object, place: str, bad: Callable[[str, str], BaselineError]) -> None:
+def _validate_gold(gold: object, place: str, bad: Callable[[str, str], BaselineError]) -> None:
     """An entry's optional ``gold``: ``{"queries": {id: digest}, "documents": digest}``."""
     if gold is None:
         return
@@ -91,7 +91,7 @@ def _check_gold(gold: object, place: str, bad: Callable[[str, str], BaselineErro
         raise bad(f"{place}.documents", f"expected a fingerprint string, got {quoted(documents)}")
 
 
-def _check_finite(value: object, place: str, bad: Callable[[str, str], BaselineError]) -> None:
+def _validate_finite(value: object, place: str, bad: Callable[[str, str], BaselineError]) -> None:
     """No NaN or infinity anywhere in ``value`` (JSON has none; the writer could not
     write the file back)."""
     stack: list[tuple[str, object]] = [(place, value)]
@@ -113,7 +113,7 @@ def _unreadable(values: Mapping[str, object]) -> list[str]:
             and not _number_or_null(value)]
 
 
-def _check_writable(record: StageRecord) -> None:
+def _validate_writable(record: StageRecord) -> None:
     """Raise :class:`BaselineError` for a value of ``record`` the reader would refuse."""
     bad = [(key, record.values[key]) for key in _unreadable(record.values)]
     for key, values in record.per_query.items():
@@ -238,10 +238,10 @@ class Baseline:
                 for key, metric in entry["metrics"].items():
                     value = metric.get("value") if isinstance(metric, dict) else metric
                     if isinstance(metric, dict):
-                        _check_stored_tolerance(metric, f"{place}.metrics.{key}", bad)
+                        _validate_stored_tolerance(metric, f"{place}.metrics.{key}", bad)
                     if not _number_or_null(value):
                         raise bad(f"{place}.metrics.{key}", _not_representable(value))
-                _check_gold(entry.get("gold"), f"{place}.gold", bad)
+                _validate_gold(entry.get("gold"), f"{place}.gold", bad)
                 dataset = entry.get("dataset")
                 if dataset is not None and not isinstance(dataset, str):
                     raise bad(f"{place}.dataset",
@@ -254,7 +254,7 @@ class Baseline:
                     for query in _unreadable(values)[:1]:
                         raise bad(f"{place}.per_query.{key}[{query!r}]",
                                   _not_representable(values[query]))
-                _check_finite(entry, place, bad)  # settings, gold and the rest
+                _validate_finite(entry, place, bad)  # settings, gold and the rest
         return cls(tests, version)
 
     def entry(self, nodeid: str, stage: str) -> Mapping[str, Any] | None:
@@ -300,20 +300,20 @@ class Baseline:
         """
         tests = {nodeid: dict(stages) for nodeid, stages in self.tests.items()}
         for record in records:
-            _check_writable(record)
+            _validate_writable(record)
             old = self.entry(record.nodeid, record.entry_key) or {}
             keep = set((kept or {}).get((record.nodeid, record.entry_key), ()))
             metrics = {}
             for key, value in record.values.items():
                 spec = specs.get(f"{record.stage}.{key}")
                 direction = spec.direction.value if spec else Direction.INFO.value
-                allowance = tolerances.for_metric(spec) if spec else Allowance(0.0, False)
+                tolerance = tolerances.for_metric(spec) if spec else Tolerance(0.0, False)
                 if key in keep:
                     value = self.value(record.nodeid, record.entry_key, key)
                 metrics[key] = {"value": value, "direction": direction,
-                                "tolerance": allowance.amount, "relative": allowance.relative}
-                if allowance.slack:
-                    metrics[key]["slack"] = allowance.slack
+                                "tolerance": tolerance.amount, "relative": tolerance.relative}
+                if tolerance.slack:
+                    metrics[key]["slack"] = tolerance.slack
             gold = record.gold_json()
             # Not-measured queries are left out: absent reads as None.
             per_query = {key: {query: value for query, value in values.items()
@@ -343,15 +343,15 @@ class Baseline:
                  for nodeid, stages in self.tests.items()}
         return Baseline({nodeid: stages for nodeid, stages in tests.items() if stages})
 
-    def stored_tolerances(self, nodeid: str, stage: str) -> dict[str, Allowance]:
-        """``{"stage.key": Allowance}``: the tolerances written with the entry of
+    def stored_tolerances(self, nodeid: str, stage: str) -> dict[str, Tolerance]:
+        """``{"stage.key": Tolerance}``: the tolerances written with the entry of
         ``nodeid`` and ``stage`` (an entry key: ``"retrieval[bm25]"`` reads as
         retrieval) (what the project had configured), where stored."""
         entry = self.entry(nodeid, stage) or {}
         stored = {}
         for key, metric in entry.get("metrics", {}).items():
             if isinstance(metric, Mapping) and metric.get("tolerance") is not None:
-                stored[f"{entry_stage(stage)}.{key}"] = Allowance(float(metric["tolerance"]),
+                stored[f"{entry_stage(stage)}.{key}"] = Tolerance(float(metric["tolerance"]),
                                                      bool(metric.get("relative", False)),
                                                      float(metric.get("slack") or 0.0))
         return stored

@@ -39,8 +39,8 @@ UNSETTLED = ("not compared", "settings changed")
 class MetricDiff:
     """One metric of one record against its baseline.
 
-    ``status`` is ``"regressed"`` (worse by more than ``allowed``),
-    ``"improved"`` (better by more than ``allowed``: the baseline can be
+    ``status`` is ``"regressed"`` (worse by more than ``tolerance``),
+    ``"improved"`` (better by more than ``tolerance``: the baseline can be
     tightened), ``"unchanged"``, ``"new"`` (no baseline value),
     ``"lost"`` (measured in the baseline, not measured now -- the whole metric,
     some of its queries, or a key the run no longer produces; a regression
@@ -68,7 +68,10 @@ class MetricDiff:
     key: str
     current: float | None
     baseline: float | None
-    allowed: float
+    #: The metric's tolerance at the baseline value, in the metric's unit
+    #: (:meth:`~pytest_rag.compare.thresholds.Tolerance.at`); 0 without a baseline
+    #: value or for an undeclared metric.
+    tolerance: float
     direction: str
     status: str
     worse_queries: tuple[tuple[str, float | None, float | None], ...] = ()
@@ -202,7 +205,7 @@ def compare_record(record: StageRecord, baseline: Baseline, specs: Mapping[str, 
                 after = {query: value for query, value in after.items() if query in kept}
                 if same and (spec is None or spec.per_query):
                     old, current = mean_over(before, same), mean_over(after, same)
-        allowed = tolerances.allowed(spec, old) if spec is not None and old is not None else 0.0
+        tolerance = tolerances.at(spec, old) if spec is not None and old is not None else 0.0
         worse: tuple[tuple[str, float | None, float | None], ...] = ()
         note = rule = ""
         if old is None:
@@ -220,10 +223,10 @@ def compare_record(record: StageRecord, baseline: Baseline, specs: Mapping[str, 
             if lost:
                 note = likeness.lost_text(lost)
                 worse = _worse_queries(direction, before or {}, after or {})
-        elif direction.worse(current, old, allowed):
+        elif direction.worse(current, old, tolerance):
             status = "regressed"
             worse = _worse_queries(direction, before or {}, after or {})
-        elif direction.worse(old, current, tolerances.allowed(spec, current) if spec else 0.0):
+        elif direction.worse(old, current, tolerances.at(spec, current) if spec else 0.0):
             # Improved: the old value would be a regression from the current one, so a
             # relative tolerance (latency: 100% + 5 ms) can be beaten in both directions.
             status = "improved"
@@ -249,7 +252,7 @@ def compare_record(record: StageRecord, baseline: Baseline, specs: Mapping[str, 
                     else "no per-query values)")
             elif status == "improved" or p_value >= alpha:
                 rule = "tolerance"
-        diffs.append(MetricDiff(record.stage, key, current, old, allowed, direction.value,
+        diffs.append(MetricDiff(record.stage, key, current, old, tolerance, direction.value,
                                 status, worse, p_value, ci_low, ci_high, note,
                                 rule if alpha is not None else "", record.name))
     diffs.extend(_lost_keys(record, entry))

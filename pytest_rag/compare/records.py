@@ -1,4 +1,5 @@
-"""What a test recorded: one stage report in plain JSON types.
+"""What a test leaves for the gate, in plain JSON types: a record per stage call
+and the outcome of each threshold check.
 
 A :class:`StageRecord` crosses process boundaries (pytest-xdist workers send
 them to the controller inside their test reports), goes into the baseline
@@ -14,7 +15,7 @@ from typing import Any
 
 from ..stages.report import Report
 
-__all__ = ["CheckRecord", "StageRecord", "dataset_identity", "entry_key", "entry_stage"]
+__all__ = ["CheckOutcome", "StageRecord", "dataset_identity", "entry_key", "entry_stage"]
 
 #: The ``format`` and ``version`` of a ``--rag-report`` file (read back by ``pytest-rag diff``).
 REPORT_FORMAT = "pytest-rag-report"
@@ -22,8 +23,10 @@ REPORT_VERSION = 1
 
 
 @dataclass(frozen=True)
-class CheckRecord:
-    """A threshold checked on a metric (``op`` ``value``) and where it came from."""
+class CheckOutcome:
+    """The outcome of a threshold check on a metric (``op`` ``value``): whether it
+    passed, and where the threshold came from (``source``: see
+    :data:`~pytest_rag.compare.thresholds.SOURCES`)."""
 
     stage: str
     key: str
@@ -45,7 +48,7 @@ class CheckRecord:
                 **({"name": self.name} if self.name is not None else {})}
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> CheckRecord:
+    def from_json(cls, data: Mapping[str, Any]) -> CheckOutcome:
         return cls(data["stage"], data["key"], data["op"], float(data["value"]),
                    data["source"], bool(data["passed"]), data.get("name"))
 

@@ -24,7 +24,7 @@ from typing import NamedTuple
 from ..errors import unknown_names
 from ..registry import MetricSpec
 
-__all__ = ["SOURCES", "Allowance", "Threshold", "Tolerances", "parse_latency_tolerance",
+__all__ = ["SOURCES", "Threshold", "Tolerance", "Tolerances", "parse_latency_tolerance",
            "parse_threshold", "parse_tolerance"]
 
 #: Where a threshold came from, strongest first.
@@ -99,7 +99,7 @@ def parse_threshold(text: str, source: str, specs: Mapping[str, MetricSpec]) -> 
     return Threshold(stage, key, match["op"], value, source)
 
 
-class Allowance(NamedTuple):
+class Tolerance(NamedTuple):
     """How much worse than its baseline value a metric may get.
 
     ``amount`` is a fraction of the baseline value when ``relative``, else an
@@ -111,8 +111,9 @@ class Allowance(NamedTuple):
     relative: bool
     slack: float = 0.0
 
-    def allowed(self, baseline: float) -> float:
-        """The absolute change allowed from ``baseline`` before it is a regression."""
+    def at(self, baseline: float) -> float:
+        """This tolerance at ``baseline``, in the metric's unit: the largest change from
+        ``baseline`` that is not a regression."""
         return (self.amount * abs(baseline) if self.relative else self.amount) + self.slack
 
     def __str__(self) -> str:
@@ -120,7 +121,7 @@ class Allowance(NamedTuple):
         return text + (f" + {self.slack:g}" if self.slack else "")
 
 
-def _amount(match: re.Match[str], text: str) -> Allowance:
+def _amount(match: re.Match[str], text: str) -> Tolerance:
     numbers = []
     for group in ("value", "slack"):
         raw = match[group]
@@ -137,12 +138,12 @@ def _amount(match: re.Match[str], text: str) -> Allowance:
     relative = match["pct"] == "%"
     if match["slack"] is not None and not relative:
         raise ValueError(f"{text!r}: a slack ('+ AMOUNT') goes with a percentage, e.g. '50% + 2'")
-    return Allowance(numbers[0] / 100 if relative else numbers[0], relative, numbers[1])
+    return Tolerance(numbers[0] / 100 if relative else numbers[0], relative, numbers[1])
 
 
-def parse_tolerance(text: str, specs: Mapping[str, MetricSpec]) -> tuple[str, Allowance]:
+def parse_tolerance(text: str, specs: Mapping[str, MetricSpec]) -> tuple[str, Tolerance]:
     """Parse ``"retrieval.p95_latency_ms 25%"`` to ``("retrieval.p95_latency_ms",
-    Allowance(0.25, True))``; ``"... 50% + 2"`` adds a slack of 2 in the metric's unit."""
+    Tolerance(0.25, True))``; ``"... 50% + 2"`` adds a slack of 2 in the metric's unit."""
     match = _TOLERANCE.match(text)
     if match is None:
         raise ValueError(f"{text!r}: expected 'stage.metric AMOUNT', 'stage.metric PERCENT%' or "
@@ -151,7 +152,7 @@ def parse_tolerance(text: str, specs: Mapping[str, MetricSpec]) -> tuple[str, Al
     return f"{match['stage']}.{match['key']}", _amount(match, text)
 
 
-def parse_latency_tolerance(text: str) -> Allowance:
+def parse_latency_tolerance(text: str) -> Tolerance:
     """Parse ini ``rag_latency_tolerance``: ``"100% + 5"``, ``"50%"`` or ``"20"`` (ms)."""
     match = _LATENCY_TOLERANCE.match(text)
     if match is None:
@@ -161,7 +162,7 @@ def parse_latency_tolerance(text: str) -> Allowance:
 
 
 #: The default for latency: beyond twice the baseline plus 5 ms (see README "Baselines").
-LATENCY_DEFAULT = Allowance(1.0, True, 5.0)
+LATENCY_DEFAULT = Tolerance(1.0, True, 5.0)
 
 
 @dataclass(frozen=True)
@@ -170,26 +171,27 @@ class Tolerances:
 
     absolute: float = 0.01
     relative: float = 0.10
-    overrides: Mapping[str, tuple[float, bool] | Allowance] = field(default_factory=dict)
-    latency: Allowance = LATENCY_DEFAULT
+    overrides: Mapping[str, tuple[float, bool] | Tolerance] = field(default_factory=dict)
+    latency: Tolerance = LATENCY_DEFAULT
 
-    def for_metric(self, spec: MetricSpec) -> Allowance:
-        """The allowance of ``spec``: its override, else its kind's default."""
+    def for_metric(self, spec: MetricSpec) -> Tolerance:
+        """The tolerance of ``spec``: its override, else its kind's default."""
         if spec.name in self.overrides:
-            return Allowance(*self.overrides[spec.name])
+            return Tolerance(*self.overrides[spec.name])
         if spec.measured:
             return self.latency
         if spec.relative_tolerance:
-            return Allowance(self.relative, True)
-        return Allowance(self.absolute, False)
+            return Tolerance(self.relative, True)
+        return Tolerance(self.absolute, False)
 
-    def allowed(self, spec: MetricSpec, baseline: float) -> float:
-        """The absolute change allowed from ``baseline`` before it is a regression."""
-        return self.for_metric(spec).allowed(baseline)
+    def at(self, spec: MetricSpec, baseline: float) -> float:
+        """The tolerance of ``spec`` at ``baseline``, in the metric's unit
+        (:meth:`Tolerance.at`)."""
+        return self.for_metric(spec).at(baseline)
 
     @classmethod
     def parse(cls, absolute: float, relative: float, lines: Iterable[str],
-              specs: Mapping[str, MetricSpec], latency: Allowance = LATENCY_DEFAULT
+              specs: Mapping[str, MetricSpec], latency: Tolerance = LATENCY_DEFAULT
               ) -> Tolerances:
         for name, value in (("rag_tolerance", absolute), ("rag_relative_tolerance", relative)):
             if not math.isfinite(value) or value < 0:
@@ -197,6 +199,6 @@ class Tolerances:
         overrides = {}
         for line in lines:
             if line.strip():
-                name, allowance = parse_tolerance(line, specs)
-                overrides[name] = allowance
+                name, tolerance = parse_tolerance(line, specs)
+                overrides[name] = tolerance
         return cls(absolute, relative, overrides, latency)

@@ -1,1 +1,1 @@
-"""The dataset format, version 1: frozen records, file loading, safe YAML, keyword inputs."""
+"""The dataset format, version 1: frozen dataclasses, file loading, safe YAML, keyword inputs."""

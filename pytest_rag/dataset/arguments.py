@@ -29,7 +29,7 @@ from .model import (
     field_defaults,
     replaced,
 )
-from .parser import MAX_GRADE, FormatChecks, check_vector_dimensions
+from .parser import MAX_GRADE, FormatRules, validate_vector_dimensions
 
 __all__ = ["GOLD_QUERY_INPUTS", "RUN_INPUTS", "SECTION_INPUTS", "resolve_inputs"]
 
@@ -53,7 +53,7 @@ def _plain_documents(value: Mapping[Any, Any]) -> tuple[Document, ...] | None:
                  for doc_id, text in value.items())
 
 
-_Record = TypeVar("_Record", Query, RunEntry)
+_Item = TypeVar("_Item", Query, RunEntry)
 
 #: Per-query gold inputs: keyword -> Query attribute.
 GOLD_QUERY_INPUTS: dict[str, str] = {key: row.attribute for key, row in GOLD_FIELDS.items()
@@ -68,7 +68,7 @@ SECTION_INPUTS: tuple[str, ...] = (
 ALL_INPUTS: frozenset[str] = frozenset((*GOLD_QUERY_INPUTS, *RUN_INPUTS, *SECTION_INPUTS))
 
 
-def _query_mapping(parser: FormatChecks, name: str, value: object) -> Mapping[str, Any]:
+def _query_mapping(parser: FormatRules, name: str, value: object) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
         parser.fail(name, f"expected a mapping of query id to value "
                           f"(like {{'q1': ...}}), got {describe_value(value)}")
@@ -83,13 +83,13 @@ _ID: Final = operator.attrgetter("id")
 _QUERY_DEFAULTS: Final = field_defaults(Query)
 
 
-def _replaced(record: _Record, changes: Mapping[str, Any]) -> _Record:
-    """``dataclasses.replace`` of a flat :class:`Query` or :class:`RunEntry`: the record
+def _replaced(item: _Item, changes: Mapping[str, Any]) -> _Item:
+    """``dataclasses.replace`` of a flat :class:`Query` or :class:`RunEntry`: the item
     itself when nothing changes."""
-    return replaced(record, changes) if changes else record
+    return replaced(item, changes) if changes else item
 
 
-def _chunk_vectors(parser: FormatChecks, value: object, dataset: Dataset
+def _chunk_vectors(parser: FormatRules, value: object, dataset: Dataset
                    ) -> tuple[tuple[str, ...], Any]:
     if isinstance(value, Mapping):
         return parser.chunk_vectors(value, "chunk_vectors")
@@ -138,7 +138,7 @@ def resolve_inputs(dataset: Dataset | None, inputs: Mapping[str, Any],
     given = {name: value for name, value in inputs.items() if value is not None}
     if not given:
         return base
-    parser = FormatChecks(SOURCE, objects=True, doc_id_key=doc_id_key)
+    parser = FormatRules(SOURCE, objects=True, doc_id_key=doc_id_key)
 
     documents = base.documents
     if "documents" in given:
@@ -258,8 +258,8 @@ def resolve_inputs(dataset: Dataset | None, inputs: Mapping[str, Any],
         elif fields:
             run[query_id] = assemble(RunEntry, fields)
     if "query_vector" in given or "chunk_vectors" not in given:
-        check_vector_dimensions(parser, vectors, run,
-                                lambda query_id: f"query_vector[{query_id!r}]")
+        validate_vector_dimensions(parser, vectors, run,
+                                   lambda query_id: f"query_vector[{query_id!r}]")
     elif vectors is not None and vectors.chunk_matrix is not None:
         dim = vectors.chunk_matrix.shape[1]
         for query_id, entry in run.items():

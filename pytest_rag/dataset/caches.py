@@ -4,15 +4,15 @@
 (token positions, Markdown blocks, word ids, placed evidence) is kept on the
 object it was computed from, never in a global: it is freed with the object,
 and a modified copy (``dataclasses.replace``) starts with no cache, so it
-never sees a stale value.  :class:`ObjectCache` gives a record
-:meth:`~ObjectCache.cached`; :class:`DatasetCache` adds the caches that a
+never sees a stale value.  :class:`ObjectCache` gives a frozen
+dataclass :meth:`~ObjectCache.cached`; :class:`DatasetCache` adds the caches that a
 dataset shares with the datasets made from it with the same documents
 (:meth:`~DatasetCache.corpus_cached`, :meth:`~DatasetCache.corpus_cached_for`,
 :meth:`~DatasetCache.gold_cached`), so that a sweep of chunkings over one
 corpus does the corpus work once.
 
 **The collector pause.**  :func:`collector_paused` pauses CPython's cyclic garbage
-collector while an evaluation builds its records.
+collector while an evaluation builds its objects.
 
 Resolving the inputs of a large evaluation makes a few tracked objects per
 query (its :class:`~pytest_rag.dataset.model.Query`, its
@@ -20,15 +20,15 @@ query (its :class:`~pytest_rag.dataset.model.Query`, its
 the report is built.  With the collector on, every ~70,000 of them trigger a
 full collection, and a full collection walks every tracked object of the
 process, the caller's inputs included (100,000 lists of 100 ids in the
-ranking benchmark): most of the time of such a call went there, while the
-records make no reference cycle for the collector to find.
+ranking benchmark): most of the time of such a call went there, while those
+objects make no reference cycle for the collector to find.
 
 :func:`collector_paused` switches the collector off for the duration of a
 block and restores the state it found: on when it was on, off when the caller
 had switched it off.  Nested and concurrent pauses (threads) share one
 counter, so the collector comes back on only when the last one ends.
 
-The records still alive when the last pause ends (a report keeps the dataset
+The objects still alive when the last pause ends (a report keeps the dataset
 it read) would make the very next allocation start a young collection that
 walks all of them, every id of every list (0.26 s of a 1.7 s call in the
 ranking benchmark), and a second one later, only to move them to the oldest
@@ -61,7 +61,7 @@ _CORPUS_CACHE: Final = "derived-corpus"
 
 
 def cache_entry(cache: dict[str, Any], key: str, build: Callable[[], _Value]) -> _Value:
-    """``cache[key]``, built the first time (a record's ``__dict__``, as
+    """``cache[key]``, built the first time (an object's ``__dict__``, as
     :func:`functools.cached_property` does on a frozen dataclass)."""
     if key not in cache:
         cache[key] = build()
@@ -69,7 +69,7 @@ def cache_entry(cache: dict[str, Any], key: str, build: Callable[[], _Value]) ->
 
 
 class ObjectCache:
-    """Gives a frozen record :meth:`cached`: values derived from it, kept in its ``__dict__``."""
+    """Gives a frozen dataclass :meth:`cached`: values derived from it, kept in its ``__dict__``."""
 
     # typing.Self needs Python 3.11; the self-bound type variables say the same.
     def cached(self: _Cached, name: str,  # noqa: PYI019

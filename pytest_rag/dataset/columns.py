@@ -1,4 +1,4 @@
-"""Column-by-column checks of plain sections: the parser's fast paths.
+"""Column-by-column validation of plain sections: the parser's fast paths.
 
 Besides ``queries`` and ``run`` (below), the chunks (:func:`plain_chunks`), a
 query's evidence spans (:func:`plain_spans`) and the chunk vectors
@@ -9,11 +9,11 @@ A large file's queries and run entries are almost always plain: dicts of the
 format's keys whose values have the exact types a JSON file gives.  Checking
 them one query at a time costs a few Python calls per field; here every field
 of every query is checked at once, one column at a time, in C-level passes
-(``set(map(type, column))``, ``chain.from_iterable``), and the records are
+(``set(map(type, column))``, ``chain.from_iterable``), and the objects are
 filled by dictionary updates (:func:`~pytest_rag.dataset.model.assemble`'s way).
 
 The fast path never decides anything the item-by-item path of
-:class:`~pytest_rag.dataset.parser.FormatChecks` would decide differently: a column
+:class:`~pytest_rag.dataset.parser.FormatRules` would decide differently: a column
 whose cheap check fails is converted value by value with the parser's own
 converter, and on any doubt (an item that is not a plain dict, an unknown or
 non-string key, a duplicate or empty id, a converter that refuses a value)
@@ -41,7 +41,7 @@ from .model import (
     field_defaults,
 )
 
-__all__ = ["COLUMN_CHECKS", "plain_chunks", "plain_column", "plain_queries", "plain_run",
+__all__ = ["COLUMN_RULES", "plain_chunks", "plain_column", "plain_queries", "plain_run",
            "plain_spans", "stack_vectors"]
 
 #: A value converter of the parser: ``(field, value) -> converted`` (raises on a bad value).
@@ -81,7 +81,7 @@ def _string_lists(column: list[Any]) -> list[Any] | None:
 
 def _grades(column: list[Any], max_grade: int) -> list[Any] | None:
     """``relevant`` values: plain grade mappings and id lists, as
-    :meth:`FormatChecks.relevant` makes them."""
+    :meth:`FormatRules.relevant` makes them."""
     kinds = _types(column)
     if kinds <= {dict, _NONE}:
         mappings = [value for value in column if value is not None]
@@ -213,7 +213,7 @@ def _vectors(raws: list[Any], _: int) -> list[Any] | None:
     when each is a one-dimensional float32 or float64 numpy array, all of one
     dtype and one length, with only finite values, checked at once; else ``None``.
 
-    Those are the vectors ``FormatChecks.matrix`` converts to float64 without a
+    Those are the vectors ``FormatRules.matrix`` converts to float64 without a
     message (a float64 one is kept as it is), so the values are the same.
     """
     import numpy as np
@@ -230,7 +230,7 @@ def _vectors(raws: list[Any], _: int) -> list[Any] | None:
 #: second argument is the largest grade): the converted values, ``None`` kept for
 #: an absent value, or ``None`` when the column is not plain (then each value goes
 #: through the parser's converter).  A kind not here always goes value by value.
-COLUMN_CHECKS: Final[dict[Kind, Callable[[list[Any], int], list[Any] | None]]] = {
+COLUMN_RULES: Final[dict[Kind, Callable[[list[Any], int], list[Any] | None]]] = {
     "text": lambda column, _: _exact(column, _STR_OR_NONE),
     "boolean": lambda column, _: _exact(column, _BOOL_OR_NONE),
     "grades": _grades,
@@ -244,10 +244,10 @@ COLUMN_CHECKS: Final[dict[Kind, Callable[[list[Any], int], list[Any] | None]]] =
 
 
 def plain_column(row: Field, column: list[Any], max_grade: int) -> list[Any] | None:
-    """The values of field ``row`` checked at once (:data:`COLUMN_CHECKS`), an absent
+    """The values of field ``row`` checked at once (:data:`COLUMN_RULES`), an absent
     one (``None``) as the field's default; ``None`` when the column is not plain."""
-    check = COLUMN_CHECKS.get(row.kind)
-    plain = None if check is None else check(column, max_grade)
+    rule = COLUMN_RULES.get(row.kind)
+    plain = None if rule is None else rule(column, max_grade)
     default = _QUERY_BASE[row.attribute] if row.section == "queries" else None
     if plain is not None and default is not None:
         plain = [default if value is None else value for value in plain]
@@ -322,10 +322,10 @@ def plain_spans(items: Sequence[Any], lengths: Mapping[str, int]
 def stack_vectors(rows: list[Any]) -> Any:
     """Same-dtype float vectors (numpy arrays of one length) stacked into one
     matrix, when they are all finite; ``None`` for anything else, which then
-    goes row by row through :meth:`~pytest_rag.dataset.values.ValueChecks.matrix` and its messages.
+    goes row by row through :meth:`~pytest_rag.dataset.values.ValueRules.matrix` and its messages.
 
     float32 rows stay float32, as a float32 matrix does in
-    :meth:`~pytest_rag.dataset.values.ValueChecks.matrix`.
+    :meth:`~pytest_rag.dataset.values.ValueRules.matrix`.
     """
     import numpy as np
 

@@ -41,14 +41,14 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from ..errors import DatasetError
 from ..escaping import quoted
-from ..settings import check_setting
+from ..settings import validate_setting
 from ..text.locate import locate
 from .model import Chunk, Document
 
 if TYPE_CHECKING:
     from ..text.occurrences import FirstOccurrences
 
-__all__ = ["FrameworkReader", "Piece", "check_doc_id_key", "derived_id", "read_object"]
+__all__ = ["FrameworkReader", "Piece", "derived_id", "read_object", "validate_doc_id_key"]
 
 #: Metadata keys that may name a chunk's document, after the framework's parent id.
 DOC_ID_KEYS = ("doc_id", "source", "file_path")
@@ -125,11 +125,11 @@ def read_object(value: object) -> Piece | None:
     return None
 
 
-def check_doc_id_key(value: object) -> str | None:
+def validate_doc_id_key(value: object) -> str | None:
     """Validate ``doc_id_key``: a metadata key (a non-empty string) or ``None``, by the
     one rule of the settings table (:mod:`pytest_rag.settings`)."""
-    checked: str | None = check_setting("doc_id_key", value)
-    return checked
+    key: str | None = validate_setting("doc_id_key", value)
+    return key
 
 
 def derived_id(doc_id: str, start: int, end: int) -> str:

@@ -59,11 +59,11 @@ def load_dataset(path: str | os.PathLike[str], *, run: str | os.PathLike[str] | 
     DatasetError
         For a missing, unreadable or invalid file, naming the file and the place.
     """
-    from ..settings import check_setting
+    from ..settings import validate_setting
     from .sources import KINDS_TEXT, read_source, source_kind
     from .sources.lines import read_dataset_text
 
-    check_setting("relevance_level", relevance_level)
+    validate_setting("relevance_level", relevance_level)
     file = Path(path)
     source = str(path)
     try:
@@ -78,7 +78,7 @@ def load_dataset(path: str | os.PathLike[str], *, run: str | os.PathLike[str] | 
         raise DatasetError(source, "", f"unknown file type {file.suffix or '(no extension)'!r}: "
                                        f"expected {KINDS_TEXT}")
     # Decoding and parsing make millions of tracked objects (lists, dicts, ids,
-    # records) and no reference cycle: with the collector on, its repeated
+    # dataclasses) and no reference cycle: with the collector on, its repeated
     # full collections walk all of them (a quarter of decoding a large run).
     with collector_paused():
         raw = (_decode(file, read_dataset_text(file)) if kind == "format"
@@ -91,7 +91,7 @@ def load_dataset(path: str | os.PathLike[str], *, run: str | os.PathLike[str] | 
         except DatasetError as error:
             if kind != "format" or error.source != source:
                 raise
-            # The text again, only now: the line and the id of the record in error.
+            # The text again, only now: the line and the id of the item in error.
 
             raise located(error, raw, read_dataset_text(file)) from None
         return dataset if run is None else with_run(dataset, Path(run))
@@ -105,7 +105,7 @@ def with_run(dataset: Dataset, path: Path) -> Dataset:
     """
     import dataclasses
 
-    from .parser import FormatChecks, check_vector_dimensions
+    from .parser import FormatRules, validate_vector_dimensions
     from .sources import FORMAT_SUFFIXES, trec_run
     from .sources.lines import read_dataset_text
 
@@ -122,9 +122,9 @@ def with_run(dataset: Dataset, path: Path) -> Dataset:
         wanted = set(known)
         section = {topic: {"retrieved_ids": docs} for topic, docs in trec_run(path).items()
                    if topic in wanted}
-    parser = FormatChecks(source)
+    parser = FormatRules(source)
     run = parser.run_section({} if section is None else section, known, place)
-    check_vector_dimensions(parser, dataset.vectors, run)
+    validate_vector_dimensions(parser, dataset.vectors, run)
     return dataclasses.replace(dataset, run=run, run_source=(source, place))
 
 
@@ -142,7 +142,7 @@ def with_run(dataset: Dataset, path: Path) -> Dataset:
 #: Beyond this size the line is not looked for (composing costs about a second per 20 MB).
 MAX_LOCATED_CHARACTERS = 50_000_000
 #: The sections whose items have ids, and what an item is called.
-_RECORDS = {"queries": "query", "documents": "document", "chunks": "chunk"}
+_ITEM_NAMES = {"queries": "query", "documents": "document", "chunks": "chunk"}
 _HEAD = re.compile(r"(queries|documents|chunks|run|params)(?=[.\[]|$)")
 _STEP = re.compile(r"\[(\d+)\]|\.([^.\[]+)")
 
@@ -188,19 +188,19 @@ def _line(text: str, steps: list[str | int]) -> int | None:
 
 
 def located(error: DatasetError, data: object, text: str) -> DatasetError:
-    """``error`` with the record's id and the line after its place (see the module);
+    """``error`` with the item's id and the line after its place (see the module);
     ``error`` itself when its place is not a path into the data."""
     steps = _steps(error.place)
     if steps is None:
         return error
     notes = []
-    if steps[0] in _RECORDS and len(steps) > 1 and isinstance(steps[1], int):
+    if steps[0] in _ITEM_NAMES and len(steps) > 1 and isinstance(steps[1], int):
         section = data.get(steps[0]) if isinstance(data, dict) else None
         item = (section[steps[1]] if isinstance(section, list) and steps[1] < len(section)
                 else None)
-        record_id = item.get("id") if isinstance(item, dict) else None
-        if isinstance(record_id, str) and record_id:
-            notes.append(f"{_RECORDS[str(steps[0])]} {quoted(record_id)}")
+        item_id = item.get("id") if isinstance(item, dict) else None
+        if isinstance(item_id, str) and item_id:
+            notes.append(f"{_ITEM_NAMES[str(steps[0])]} {quoted(item_id)}")
     line = _line(text, steps) if len(text) <= MAX_LOCATED_CHARACTERS else None
     if line is not None:
         notes.append(f"line {line}")

@@ -60,7 +60,7 @@ def _digest(*parts: str) -> str:
 
 
 def _plain(value: object) -> object:
-    """JSON for what :func:`json.dumps` does not know: records and read-only mappings."""
+    """JSON for what :func:`json.dumps` does not know: dataclasses and read-only mappings."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return dataclasses.astuple(value)
     if isinstance(value, Mapping):
@@ -116,7 +116,7 @@ class Chunk:
     metadata: Mapping[str, Any] | None = None
 
 
-_Record = TypeVar("_Record")
+_Item = TypeVar("_Item")
 
 
 @functools.cache
@@ -127,48 +127,48 @@ def field_defaults(cls: type) -> dict[str, Any]:
             for item in dataclasses.fields(cls)}
 
 
-def assemble(cls: type[_Record], fields: Mapping[str, Any]) -> _Record:
-    """``cls(**fields)`` for a flat frozen record of this module and validated values.
+def assemble(cls: type[_Item], fields: Mapping[str, Any]) -> _Item:
+    """``cls(**fields)`` for a flat frozen dataclass of this module and validated values.
 
     The same instance (its dictionary holds every field, defaults included),
     made with dictionary updates instead of the generated ``__init__``'s
-    ``object.__setattr__`` per field, which is most of the cost of a record on
+    ``object.__setattr__`` per field, which is most of the cost of an item on
     the loaders' bulk paths (15 fields for a run entry).  Only for classes
     without ``__post_init__`` or ``default_factory`` fields.
     """
-    record = object.__new__(cls)
-    state = record.__dict__
-    record_class: type = cls  # a class is hashable, as the cache needs
-    state.update(field_defaults(record_class))
+    item = object.__new__(cls)
+    state = item.__dict__
+    item_class: type = cls  # a class is hashable, as the cache needs
+    state.update(field_defaults(item_class))
     state.update(fields)
-    return record
+    return item
 
 
-def replaced(record: _Record, changes: Mapping[str, Any]) -> _Record:
-    """``dataclasses.replace(record, **changes)`` for a flat record of this module.
+def replaced(item: _Item, changes: Mapping[str, Any]) -> _Item:
+    """``dataclasses.replace(item, **changes)`` for a flat frozen dataclass of this module.
 
     Without ``replace``'s loop over the fields: the instance dictionary is
-    copied and updated.  What a record caches beside its fields (a query's
+    copied and updated.  What an item caches beside its fields (a query's
     ``fingerprint``, a document's tokens) describes the old values and is left
     behind.
     """
-    state = vars(record)
+    state = vars(item)
     fields = {**state, **changes}
-    record_class: type = type(record)  # a class is hashable, as the cache needs
-    names = field_defaults(record_class).keys()
+    item_class: type = type(item)  # a class is hashable, as the cache needs
+    names = field_defaults(item_class).keys()
     if len(state) > len(names):  # something derived is cached: not carried over
         for key in state.keys() - names:
             del fields[key]
-    return assemble(type(record), fields)
+    return assemble(type(item), fields)
 
 
 _new_instance: Final = object.__new__
 _drain: Final = deque[object](maxlen=0).extend  # runs an iterator to its end, keeping nothing
 
 
-def assemble_columns(cls: type[_Record], columns: Mapping[str, Sequence[Any]], count: int
-                     ) -> tuple[_Record, ...]:
-    """``count`` records of ``cls``: field ``name`` of record ``i`` is ``columns[name][i]``,
+def assemble_columns(cls: type[_Item], columns: Mapping[str, Sequence[Any]], count: int
+                     ) -> tuple[_Item, ...]:
+    """``count`` items of ``cls``: field ``name`` of item ``i`` is ``columns[name][i]``,
     every other field its default (every field without one must be a column; as for
     :func:`assemble`, only for classes without ``default_factory`` fields).
 
@@ -177,15 +177,15 @@ def assemble_columns(cls: type[_Record], columns: Mapping[str, Sequence[Any]], c
     item per column), at 200,000 chunks several times faster than the
     generated ``__init__``.
     """
-    records = list(map(_new_instance, repeat(cls, count)))
-    states: list[dict[str, Any]] = list(map(vars, records))
-    record_class: type = cls  # a class is hashable, as the cache needs
+    items = list(map(_new_instance, repeat(cls, count)))
+    states: list[dict[str, Any]] = list(map(vars, items))
+    item_class: type = cls  # a class is hashable, as the cache needs
     # Every field in field order first (a column overwrites its place), so the
     # dictionaries are those the generated __init__ makes.
-    _drain(map(dict.update, states, repeat(field_defaults(record_class))))
+    _drain(map(dict.update, states, repeat(field_defaults(item_class))))
     for name, column in columns.items():
         _drain(map(dict.__setitem__, states, repeat(name), column))
-    return tuple(records)
+    return tuple(items)
 
 
 @dataclass(frozen=True, eq=False)
@@ -195,9 +195,9 @@ class ChunkTable(Sequence[Chunk]):
     What a list of plain ``{"id", "doc_id", "start", "end"}`` chunks becomes:
     the parser checks it column by column and keeps the columns, so a stage
     that needs only the ids (embedding: which vector is which chunk) never
-    makes 200,000 records.  The records are made the first time one is read
-    (:attr:`records`) and kept with the table; the table equals the tuple of
-    its records and hashes like it, so a dataset holding it compares,
+    makes 200,000 :class:`Chunk` objects.  They are made the first time one is read
+    (:attr:`chunks`) and kept with the table; the table equals the tuple of
+    its chunks and hashes like it, so a dataset holding it compares,
     hashes and prints as one holding that tuple.
 
     The columns are validated (unique non-empty ids, known documents,
@@ -219,8 +219,8 @@ class ChunkTable(Sequence[Chunk]):
         return table
 
     @functools.cached_property
-    def records(self) -> tuple[Chunk, ...]:
-        """The chunks as records, made once per table."""
+    def chunks(self) -> tuple[Chunk, ...]:
+        """The rows as :class:`Chunk` objects, made once per table."""
         return assemble_columns(Chunk, {"id": self.ids, "doc_id": self.doc_ids,
                                         "start": self.starts, "end": self.ends}, len(self.ids))
 
@@ -239,29 +239,29 @@ class ChunkTable(Sequence[Chunk]):
     def __getitem__(self, row: slice) -> tuple[Chunk, ...]: ...
 
     def __getitem__(self, row: int | slice) -> Chunk | tuple[Chunk, ...]:
-        return self.records[row]
+        return self.chunks[row]
 
     def __iter__(self) -> Iterator[Chunk]:
-        return iter(self.records)
+        return iter(self.chunks)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, ChunkTable):
-            return self is other or self.records == other.records
+            return self is other or self.chunks == other.chunks
         if isinstance(other, tuple):
-            return self.records == other
+            return self.chunks == other
         return NotImplemented
 
     def __hash__(self) -> int:
-        return hash(self.records)
+        return hash(self.chunks)
 
     def __add__(self, other: tuple[Chunk, ...]) -> tuple[Chunk, ...]:
-        return self.records + other
+        return self.chunks + other
 
     def __radd__(self, other: tuple[Chunk, ...]) -> tuple[Chunk, ...]:
-        return other + self.records
+        return other + self.chunks
 
     def __repr__(self) -> str:
-        return repr(self.records)
+        return repr(self.chunks)
 
 
 def chunk_ids(chunks: Sequence[Chunk]) -> tuple[str, ...]:
@@ -273,7 +273,7 @@ def chunk_ids(chunks: Sequence[Chunk]) -> tuple[str, ...]:
 
 def chunk_spans(chunks: Sequence[Chunk]) -> tuple[Sequence[str], Sequence[int], Sequence[int]]:
     """The ``doc_id``, ``start`` and ``end`` columns of the chunks (a table's own
-    columns, without making its records)."""
+    columns, without making its :class:`Chunk` objects)."""
     if isinstance(chunks, ChunkTable):
         return chunks.doc_ids, chunks.starts, chunks.ends
     return (tuple(map(_DOC_ID, chunks)), tuple(map(_START, chunks)),
@@ -327,7 +327,7 @@ class Query:
         """A digest of the gold fields ``names`` (attributes, as written; a ``relevant``
         derived from evidence is not gold), kept with the query per tuple of names.
 
-        What one stage's baseline entry records
+        What one stage's baseline entry keeps
         (:func:`~pytest_rag.dataset.fields.gold_attributes`):
         it changes when a field that stage reads is edited, and only then.  It
         never equals :attr:`fingerprint` (the field names are part of it).
@@ -411,7 +411,7 @@ class Dataset(DatasetCache):
         The file it came from, or ``"<arguments>"``.
     chunks, expected_chunks:
         Sequences of :class:`Chunk`: a tuple, or a :class:`ChunkTable` (equal
-        to the tuple of its records) where they were plain chunks.
+        to the tuple of its chunks) where they were plain chunks.
     run:
         Query id to :class:`RunEntry`; a query without an entry has no run data.
     expected:

@@ -1,11 +1,11 @@
 """The rules of the dataset format, version 1, for decoded data: :func:`parse_dataset`.
 
-:func:`parse_dataset` checks an already decoded mapping (a file is read by
+:func:`parse_dataset` validates an already decoded mapping (a file is read by
 :func:`pytest_rag.dataset.loading.load_dataset`).  Every rule of the format is enforced and each
 violation raises one :class:`~pytest_rag.errors.DatasetError` naming the file
-and the place (``queries[3].expected_evidence[0].end``).  The section checks of
-:class:`FormatChecks` also check the evaluators' keyword arguments: data passed in
-Python is checked by exactly the same rules.
+and the place (``queries[3].expected_evidence[0].end``).  The section rules of
+:class:`FormatRules` also validate the evaluators' keyword arguments: data passed
+in Python is validated by exactly the same rules.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any, Final
 from ..errors import did_you_mean
 from ..errors import show_value as _show
 from ..registry import REGISTRY, STAGES
-from ..settings import SETTINGS, SettingError, check_settings
+from ..settings import SETTINGS, SettingError, validate_settings
 from ..text.locate import locate, nearest_text
 from .bounded_read import DocumentUnreadable, read_document
 from .columns import plain_chunks, plain_queries, plain_run, plain_spans, stack_vectors
@@ -39,14 +39,14 @@ from .model import (
 from .values import (
     _INT,
     _STR,
-    ValueChecks,
+    ValueRules,
     _is_plain_data,
     _join,
     _only,
     describe_value,
 )
 
-__all__ = ["FORMAT_ID", "FormatChecks", "describe_value", "parse_dataset"]
+__all__ = ["FORMAT_ID", "FormatRules", "describe_value", "parse_dataset"]
 
 FORMAT_ID = "pytest-rag/v1"
 
@@ -71,8 +71,8 @@ MAX_GRADE = 100
 _QUERY_DEFAULTS: Final = field_defaults(Query)
 
 
-class FormatChecks(ValueChecks):
-    """The format's checks of decoded sections, which build the :mod:`pytest_rag.dataset.model`
+class FormatRules(ValueRules):
+    """The format's rules for decoded sections, which build the :mod:`pytest_rag.dataset.model`
     objects of data that passes them (it reads no text: files are decoded first).
 
     Parameters
@@ -128,7 +128,7 @@ class FormatChecks(ValueChecks):
     def params(self, value: object, place: str = "params") -> Params:
         raw = self.mapping(value, place, PARAM_KEYS)
         try:  # the one validation of every setting (pytest_rag.settings)
-            return Params(**check_settings(raw, place))
+            return Params(**validate_settings(raw, place))
         except SettingError as error:
             self.fail(error.place, error.problem)
 
@@ -514,19 +514,19 @@ class FormatChecks(ValueChecks):
 
 
 #: The converter of each kind of field (:data:`pytest_rag.dataset.fields.Kind`).
-_CONVERTERS: Final[dict[str, Callable[[FormatChecks, Any, str], Any]]] = {
-    "id": FormatChecks.identifier, "text": FormatChecks.string, "boolean": FormatChecks.boolean,
-    "grades": FormatChecks.relevant, "evidence": FormatChecks.evidence,
-    "answers": FormatChecks.answers, "strings": FormatChecks.strings, "ids": FormatChecks.ids,
-    "ranked_ids": FormatChecks.ids, "claims": FormatChecks.claims,
-    "vector": lambda checks, value, place: checks.matrix(value, place, rows=False),
-    "number": lambda checks, value, place: checks.number(value, place, 0),
+_CONVERTERS: Final[dict[str, Callable[[FormatRules, Any, str], Any]]] = {
+    "id": FormatRules.identifier, "text": FormatRules.string, "boolean": FormatRules.boolean,
+    "grades": FormatRules.relevant, "evidence": FormatRules.evidence,
+    "answers": FormatRules.answers, "strings": FormatRules.strings, "ids": FormatRules.ids,
+    "ranked_ids": FormatRules.ids, "claims": FormatRules.claims,
+    "vector": lambda rules, value, place: rules.matrix(value, place, rows=False),
+    "number": lambda rules, value, place: rules.number(value, place, 0),
 }
 
 
-def check_vector_dimensions(parser: FormatChecks, dataset_vectors: Vectors | None,
-                            run: Mapping[str, RunEntry],
-                            place_of: Callable[[str], str] | None = None) -> None:
+def validate_vector_dimensions(parser: FormatRules, dataset_vectors: Vectors | None,
+                               run: Mapping[str, RunEntry],
+                               place_of: Callable[[str], str] | None = None) -> None:
     """Query vectors must have the chunk vectors' dimension."""
     if dataset_vectors is None or dataset_vectors.chunk_matrix is None:
         return
@@ -558,7 +558,7 @@ def parse_dataset(raw: object, *, source: str = "<arguments>", base_dir: Path | 
     DatasetError
         For the first rule the data breaks, naming ``source`` and the place.
     """
-    parser = FormatChecks(source, base_dir, allow_outside_paths=allow_outside_paths,
+    parser = FormatRules(source, base_dir, allow_outside_paths=allow_outside_paths,
                     objects=objects, doc_id_key=doc_id_key)
     data = parser.mapping(raw, "", TOP_KEYS) if raw is not None else {}
 
@@ -580,7 +580,7 @@ def parse_dataset(raw: object, *, source: str = "<arguments>", base_dir: Path | 
     vectors = section("vectors", parser.vectors, None)
     queries = section("queries", parser.queries_section, ())
     run = section("run", lambda v: parser.run_section(v, [query.id for query in queries]), {})
-    check_vector_dimensions(parser, vectors, run)
+    validate_vector_dimensions(parser, vectors, run)
     expected = section("expected", parser.expected, None)
     chunks = parser.with_discovered(chunks)
     return Dataset(source, params, documents, chunks, expected_chunks, expected_metadata,

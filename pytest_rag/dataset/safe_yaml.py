@@ -39,7 +39,7 @@ class _StrictSafeLoader(_Base):  # type: ignore[misc]
     """
 
     def construct_document(self, node: Any) -> Any:
-        _check_graph(node)
+        _validate_graph(node)
         return super().construct_document(node)
 
     def construct_object(self, node: Any, deep: bool = False) -> Any:
@@ -85,7 +85,7 @@ class _StrictSafeLoader(_Base):  # type: ignore[misc]
 MAX_ALIAS_EXPANSION = 1_000_000
 
 
-def _check_graph(root: Any) -> None:
+def _validate_graph(root: Any) -> None:
     """Raise if a node contains itself (through an alias), or if aliases make the document
     stand for more than :data:`MAX_ALIAS_EXPANSION` nodes beyond its distinct ones.
 

@@ -1,9 +1,9 @@
-"""Checks of single decoded values, and how a value is shown in a message.
+"""Rules for single decoded values, and how a value is shown in a message.
 
-:class:`ValueChecks` is the part of the dataset parser
-(:class:`~pytest_rag.dataset.parser.FormatChecks`) that knows no section of the
+:class:`ValueRules` is the part of the dataset parser
+(:class:`~pytest_rag.dataset.parser.FormatRules`) that knows no section of the
 format: a mapping with allowed keys, a list, a string, an id, a whole or a
-finite number, a vector.  Each check raises one
+finite number, a vector.  Each rule raises one
 :class:`~pytest_rag.errors.DatasetError` naming the source and the place, with
 what arrived shown by :func:`describe_value` (short, whatever the value).
 """
@@ -21,7 +21,7 @@ from ..errors import is_bool as _is_bool
 from ..errors import show_value as _show
 from ..settings import SettingError, whole_number
 
-__all__ = ["MAX_NESTING", "ValueChecks", "describe_value"]
+__all__ = ["MAX_NESTING", "ValueRules", "describe_value"]
 
 #: The deepest nesting of mappings and lists a free-form value (metadata) may
 #: have; deeper values would exhaust Python's recursion in comparisons.
@@ -41,7 +41,7 @@ def _is_plain_data(value: object) -> bool:
                                                set, frozenset, datetime.date))
 
 
-class ValueChecks:
+class ValueRules:
     """Validating converters of single values; errors name :attr:`source` and the place."""
 
     source: str

@@ -46,7 +46,7 @@ class ItemState:
     def baseline(self, stage: str, key: str) -> float | None:
         return self.baseline_value(stage, key) if self.baseline_value is not None else None
 
-    def record(self, comparison: Comparison) -> None:
+    def add_check(self, comparison: Comparison) -> None:
         # Resolve symbolic names now: the context is gone when the test's report is made.
         if isinstance(comparison.metric, MetricRef):
             try:
@@ -124,7 +124,7 @@ class Rag:
 
     def _run(self, stage: str, kwargs: Mapping[str, Any]) -> Report:
         __tracebackhide__ = True
-        from ..dataset.frameworks import check_doc_id_key
+        from ..dataset.frameworks import validate_doc_id_key
         from ..stages.evaluate import EVALUATORS, make_evaluator
 
         name = kwargs.get("name")
@@ -157,7 +157,7 @@ class Rag:
         message = ""
         try:
             evaluator = make_evaluator(stage, **settings)
-            check_doc_id_key(doc_id_key)
+            validate_doc_id_key(doc_id_key)
         except (TypeError, ValueError) as error:  # a bad setting, e.g. k=0
             message = f"pytest-rag: rag.{stage}(): {error}"
         else:

@@ -24,7 +24,7 @@ from .transport import PAYLOAD, make_payload
 
 if TYPE_CHECKING:
     from ..compare.comparison import MetricDiff
-    from ..compare.records import CheckRecord, StageRecord
+    from ..compare.records import CheckOutcome, StageRecord
     from ..compare.thresholds import Threshold
     from ..stages.checks import Comparison
     from ..stages.report import Report
@@ -42,8 +42,8 @@ def _fmt(value: float | None) -> str:
     return "not measured" if value is None else number_text(value)
 
 
-def _check_record(comparison: Comparison) -> CheckRecord | None:
-    from ..compare.records import CheckRecord
+def _check_outcome(comparison: Comparison) -> CheckOutcome | None:
+    from ..compare.records import CheckOutcome
     from ..stages.checks import MetricValue
 
     if comparison.every:
@@ -59,7 +59,7 @@ def _check_record(comparison: Comparison) -> CheckRecord | None:
         threshold = threshold.expected
     if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
         return None
-    return CheckRecord(metric.stage, metric.key, comparison.op, float(threshold), "test",
+    return CheckOutcome(metric.stage, metric.key, comparison.op, float(threshold), "test",
                        comparison.passed)
 
 
@@ -128,7 +128,7 @@ class GatePlugin:
         """Checks, diffs and properties of one test: ``(failure message lines, payload,
         whether a metric regressed)``; no lines when the gate passes."""
         from ..compare.comparison import compare_record
-        from ..compare.records import CheckRecord, StageRecord
+        from ..compare.records import CheckOutcome, StageRecord
 
         baseline = self.session.baseline
         calls = state.calls()
@@ -139,7 +139,7 @@ class GatePlugin:
         # A check the test made reads the latest report of its stage: it belongs to that call.
         latest = {report.stage: record.entry_key for record, (_, report) in zip(records, calls)
                   if report is state.latest().get(report.stage)}
-        test_checks = [c for c in (_check_record(c) for c in state.checks) if c is not None]
+        test_checks = [c for c in (_check_outcome(c) for c in state.checks) if c is not None]
         checked = {(c.stage, c.key) for c in test_checks}
         failures: list[str] = []
         titles: set[str] = set()  # the first line of each regression table
@@ -164,7 +164,7 @@ class GatePlugin:
                     continue
                 value = record.values[key]
                 passed = threshold.holds(value)
-                checks[record.entry_key].append(CheckRecord(
+                checks[record.entry_key].append(CheckOutcome(
                     stage, key, threshold.op, threshold.value, threshold.source, passed,
                     record.name))
                 if not passed:
@@ -285,7 +285,7 @@ class GatePlugin:
         from tabulate import tabulate
 
         rows = [(d.key, _fmt(d.baseline), _fmt(d.current),
-                 "" if d.delta is None else f"{d.delta:+.3f}", f"{d.allowed:.3f}", d.direction)
+                 "" if d.delta is None else f"{d.delta:+.3f}", f"{d.tolerance:.3f}", d.direction)
                 for d in bad]
         table = tabulate(rows, headers=("metric", "baseline", "current", "delta", "tolerance",
                                         "direction"), tablefmt="simple", disable_numparse=True)

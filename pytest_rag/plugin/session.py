@@ -58,7 +58,7 @@ def is_worker(config: pytest.Config) -> bool:
     return hasattr(config, "workerinput")
 
 
-def _check_paths(options: RagOptions, root: Path) -> None:
+def _validate_paths(options: RagOptions, root: Path) -> None:
     """A usage error before any test runs for a configured dataset or run file that does
     not exist (one error, not one per test), and for an output that links lead out of
     the project (checked again when written: :func:`~pytest_rag.atomic.output_target`)."""
@@ -92,7 +92,7 @@ class RagSession:
         self.specs = specs
         self.datasets: dict[tuple[Path, Path | None], Dataset] = {}
         self.baseline: Baseline | None = None
-        _check_paths(options, config.rootpath)
+        _validate_paths(options, config.rootpath)
         if options.compare or options.update or options.prune:
             # Updating creates a missing file, also at a path given with --rag-baseline=PATH.
             self.baseline = self._load_baseline(required=options.compare and not options.update)
@@ -100,7 +100,7 @@ class RagSession:
         self.results: RunResults = RunResults()
         self.scope: RunScope = RunScope(config)
         if self.baseline is not None and options.compare and not options.update:
-            self._check_metric_keys(self.baseline)
+            self._validate_metric_keys(self.baseline)
         #: Lines for the end of the terminal summary, each said after "pytest-rag: ".
         self.notes: list[str] = []
         self.scorecard: Scorecard | None = None
@@ -124,7 +124,7 @@ class RagSession:
         except BaselineError as error:
             raise pytest.UsageError(terminal_lines(f"pytest-rag: {error}")) from None
 
-    def _check_metric_keys(self, baseline: Baseline) -> None:
+    def _validate_metric_keys(self, baseline: Baseline) -> None:
         """A baseline metric that no metric defines (a custom metric renamed or no longer
         registered) is a usage error: its gate would vanish without a word.  Only the
         entries of tests in the run's paths count: a custom metric declared in the

@@ -78,7 +78,7 @@ def sweep_rule(item: pytest.Item, specs: Mapping[str, MetricSpec]
         if unknown:
             raise ValueError(f"rag_sweep takes objective=, cost=, shipped= and require=, "
                              f"not {unknown_names(unknown, arguments)}")
-        return SweepRule.checked(specs, **marker.kwargs), None
+        return SweepRule.validated(specs, **marker.kwargs), None
     except ValueError as problem:
         return None, f"pytest-rag: @pytest.mark.{problem}"
 

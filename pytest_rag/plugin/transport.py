@@ -16,7 +16,7 @@ import pytest
 
 if TYPE_CHECKING:
     from ..compare.comparison import MetricDiff
-    from ..compare.records import CheckRecord, StageRecord
+    from ..compare.records import CheckOutcome, StageRecord
 
 __all__ = ["PAYLOAD", "RunResults", "TransportPlugin", "make_payload"]
 
@@ -34,7 +34,7 @@ class RunResults:
 
     def __init__(self) -> None:
         self._records: dict[tuple[str, str], StageRecord] = {}
-        self.checks: dict[tuple[str, str], list[CheckRecord]] = {}
+        self.checks: dict[tuple[str, str], list[CheckOutcome]] = {}
         self.diffs: dict[tuple[str, str], list[MetricDiff]] = {}
         #: The call-phase outcome of each test ("passed", "failed", "skipped"); "skipped"
         #: also for a test skipped in its setup (a ``skip``/``skipif`` marker).
@@ -66,7 +66,7 @@ class RunResults:
 
     def add(self, nodeid: str, payload: Mapping[str, Any]) -> None:
         """Merge one test's payload (:func:`make_payload`)."""
-        from ..compare.records import CheckRecord, StageRecord
+        from ..compare.records import CheckOutcome, StageRecord
         from ..compare.sweeps import split_nodeid
 
         if payload.get("sweep"):
@@ -79,7 +79,7 @@ class RunResults:
             self._records.pop(ident, None)  # a rerun's record goes last, as it arrived
             self._records[ident] = record
         for data in payload["checks"]:
-            check = CheckRecord.from_json(data)
+            check = CheckOutcome.from_json(data)
             self.checks.setdefault((nodeid, check.entry_key), []).append(check)
         for data in payload["diffs"]:
             diff = _diff_from_json(data)
@@ -88,7 +88,7 @@ class RunResults:
 
 
 def make_payload(*, sweep: bool, records: Iterable[StageRecord],
-                 checks: Iterable[CheckRecord], diffs: Iterable[MetricDiff],
+                 checks: Iterable[CheckOutcome], diffs: Iterable[MetricDiff],
                  variant: Mapping[str, Any] | None = None,
                  notes: Iterable[str] = ()) -> dict[str, Any]:
     """One test's results as plain JSON (what crosses the xdist process boundary)."""
@@ -123,7 +123,7 @@ class TransportPlugin:
 
 def _diff_json(diff: MetricDiff) -> dict[str, Any]:
     return {"stage": diff.stage, "key": diff.key, "current": diff.current,
-            "baseline": diff.baseline, "allowed": diff.allowed, "direction": diff.direction,
+            "baseline": diff.baseline, "tolerance": diff.tolerance, "direction": diff.direction,
             "status": diff.status, "worse_queries": [list(q) for q in diff.worse_queries],
             "p_value": diff.p_value, "ci_low": diff.ci_low, "ci_high": diff.ci_high,
             "note": diff.note, "rule": diff.rule, "name": diff.name}
@@ -133,7 +133,7 @@ def _diff_from_json(data: Mapping[str, Any]) -> MetricDiff:
     from ..compare.comparison import MetricDiff
 
     return MetricDiff(data["stage"], data["key"], data["current"], data["baseline"],
-                      float(data["allowed"]), data["direction"], data["status"],
+                      float(data["tolerance"]), data["direction"], data["status"],
                       tuple((q, a, b) for q, a, b in data["worse_queries"]),
                       data["p_value"], data["ci_low"], data["ci_high"], data.get("note", ""),
                       data.get("rule", ""), data.get("name"))

@@ -17,7 +17,7 @@ from ..compare.gold import GoldChange
 from ..compare.records import (
     REPORT_FORMAT,
     REPORT_VERSION,
-    CheckRecord,
+    CheckOutcome,
     StageRecord,
     entry_key,
 )
@@ -191,7 +191,7 @@ class ScoreEntry:
 
 
 def _row(record: StageRecord, key: str, spec: MetricSpec | None,
-         checks: Sequence[CheckRecord], diff: MetricDiff | None) -> ScoreRow:
+         checks: Sequence[CheckOutcome], diff: MetricDiff | None) -> ScoreRow:
     value = record.values.get(key)
     mine = [check for check in checks if check.key == key]
     threshold = ", ".join(dict.fromkeys(f"{c.op} {c.value:g}" for c in mine)) or None
@@ -212,8 +212,8 @@ def _row(record: StageRecord, key: str, spec: MetricSpec | None,
                     diff.note if diff else "", diff.rule if diff else "")
 
 
-def build_scorecard(records: Iterable[StageRecord], checks: Iterable[CheckRecord] | Mapping[
-        tuple[str, str], Sequence[CheckRecord]],
+def build_scorecard(records: Iterable[StageRecord], checks: Iterable[CheckOutcome] | Mapping[
+        tuple[str, str], Sequence[CheckOutcome]],
         diffs: Mapping[tuple[str, str], Sequence[MetricDiff]],
         specs: Mapping[str, MetricSpec], outcomes: Mapping[str, str] | None = None,
         order: Sequence[str] = (), sweep_tests: frozenset[str] | None = None,
@@ -228,7 +228,7 @@ def build_scorecard(records: Iterable[StageRecord], checks: Iterable[CheckRecord
     by node id.
     """
     position = {nodeid: index for index, nodeid in enumerate(order)}
-    check_map: Mapping[tuple[str, str], Sequence[CheckRecord]] = (
+    check_map: Mapping[tuple[str, str], Sequence[CheckOutcome]] = (
         checks if isinstance(checks, Mapping) else {})
     entries = []
     for record in sorted(records, key=lambda r: (position.get(r.nodeid, len(position)),

@@ -13,11 +13,11 @@ import numpy.typing as npt
 from ..dataset.arguments import resolve_inputs
 from ..dataset.caches import collector_paused
 from ..dataset.fields import GOLD_FIELDS, RUN
-from ..dataset.frameworks import check_doc_id_key
+from ..dataset.frameworks import validate_doc_id_key
 from ..dataset.model import Dataset
 from ..kernels.aggregate import FloatArray, mean
 from ..registry import MetricSpec, describe_need, need_alternatives, stage_metrics
-from ..settings import check_setting, setting
+from ..settings import setting, validate_setting
 from .report import Report
 
 __all__ = ["RankedStageEvaluator", "ReportBuilder", "StageEvaluator", "available",
@@ -73,8 +73,8 @@ class StageEvaluator:
             in ``report.missing``.
         """
         # The collector is paused (and restored) around the whole call: the
-        # records built from the inputs are freed on return, before it is back.
-        check_doc_id_key(doc_id_key)
+        # objects built from the inputs are freed on return, before it is back.
+        validate_doc_id_key(doc_id_key)
         with collector_paused():
             return self._evaluate(dataset, inputs, doc_id_key)
 
@@ -116,17 +116,17 @@ class RankedStageEvaluator(StageEvaluator):
 
     def __init__(self, *, k: int | None = None,
                  relevance_from_evidence: bool | None = None) -> None:
-        self.k: int | None = check_setting("k", k)
+        self.k: int | None = validate_setting("k", k)
         # None: the dataset's params decide (else off).
-        self.relevance_from_evidence: bool | None = check_setting(
+        self.relevance_from_evidence: bool | None = validate_setting(
             "relevance_from_evidence", relevance_from_evidence)
 
     def _settings(self, dataset: Dataset) -> dict[str, Any]:
         derive = (self.relevance_from_evidence if self.relevance_from_evidence is not None
-                  else bool(check_setting("relevance_from_evidence",
-                                          dataset.params.relevance_from_evidence,
-                                          "params.relevance_from_evidence")))
-        return {"k": self.k or check_setting("k", dataset.params.k, "params.k") or DEFAULT_K,
+                  else bool(validate_setting("relevance_from_evidence",
+                                             dataset.params.relevance_from_evidence,
+                                             "params.relevance_from_evidence")))
+        return {"k": self.k or validate_setting("k", dataset.params.k, "params.k") or DEFAULT_K,
                 **flag_settings("relevance_from_evidence", derive)}
 
 
@@ -186,8 +186,8 @@ def available(dataset: Dataset, settings: Mapping[str, object], name: str) -> bo
     row = GOLD_FIELDS.get(name) or RUN.get(name)  # the field table's row of a per-query input
     if row is None:
         return False
-    records = dataset.queries if row.section == "queries" else dataset.run.values()
-    values = map(attrgetter(row.attribute), records)
+    items = dataset.queries if row.section == "queries" else dataset.run.values()
+    values = map(attrgetter(row.attribute), items)
     return any(map(_has, filter(_given, values)))
 
 
@@ -208,7 +208,7 @@ class ReportBuilder:
         self.reasons: dict[str, str] = {}
 
     def set(self, key: str, value: float | None, *, reason: str | None = None) -> None:
-        """Record an aggregate; ``reason`` explains a ``None`` better than the default."""
+        """Set an aggregate; ``reason`` explains a ``None`` better than the default."""
         if key not in self.values:
             raise KeyError(f"{key!r} is not a metric of stage {self.stage!r}")
         self.values[key] = None if value is None else float(value)
@@ -216,7 +216,7 @@ class ReportBuilder:
             self.reasons[key] = reason
 
     def set_per_query(self, key: str, values: FloatArray) -> None:
-        """Record per-query values (NaN = None) and their mean as the aggregate."""
+        """Set per-query values (NaN = None) and their mean as the aggregate."""
         self.query_values[key] = values
         self.set(key, mean(values))
 

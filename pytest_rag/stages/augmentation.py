@@ -11,7 +11,7 @@ from ..dataset.model import Dataset
 from ..kernels.aggregate import ratio
 from ..kernels.evidence import evidence_query_indices, list_overlap
 from ..kernels.ranking import scatter
-from ..settings import check_setting
+from ..settings import validate_setting
 from ._base import ReportBuilder, StageEvaluator
 
 __all__ = ["AugmentationEvaluator"]
@@ -43,12 +43,12 @@ class AugmentationEvaluator(StageEvaluator):
     settings_names = ("max_context_tokens",)
 
     def __init__(self, *, max_context_tokens: int | None = None) -> None:
-        self.max_context_tokens: int | None = check_setting("max_context_tokens",
-                                                            max_context_tokens)
+        self.max_context_tokens: int | None = validate_setting("max_context_tokens",
+                                                               max_context_tokens)
 
     def _settings(self, dataset: Dataset) -> dict[str, Any]:
         budget = self.max_context_tokens
-        return {"max_context_tokens": budget if budget is not None else check_setting(
+        return {"max_context_tokens": budget if budget is not None else validate_setting(
             "max_context_tokens", dataset.params.max_context_tokens, "params.max_context_tokens")}
 
     def _compute(self, dataset: Dataset, settings: Mapping[str, Any],

@@ -51,8 +51,8 @@ class CheckContext(Protocol):
     def baseline(self, stage: str, key: str) -> float | None:
         """The baseline value of ``stage.key`` for this test, if any."""
 
-    def record(self, comparison: Comparison) -> None:
-        """Note a check, for the scorecard's threshold column."""
+    def add_check(self, comparison: Comparison) -> None:
+        """Keep a check the test made, for the gate and the scorecard's threshold column."""
 
 
 _CONTEXT: contextvars.ContextVar[CheckContext | None] = contextvars.ContextVar(
@@ -301,7 +301,7 @@ class Comparison:
     def __bool__(self) -> bool:
         context = current_context()
         if context is not None:
-            context.record(self)
+            context.add_check(self)
         return self.passed
 
     def explain(self) -> str:

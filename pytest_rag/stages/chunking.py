@@ -25,7 +25,7 @@ from ..kernels.lexical import lexical_metrics
 from ..kernels.lexical_sets import lexical_metrics_sets
 from ..kernels.positions import positions_of
 from ..kernels.vector_scan import sentence_metrics, unit_vectors
-from ..settings import check_setting, setting
+from ..settings import setting, validate_setting
 from ..text.intervals import containing, touching_count, union_sizes
 from ..text.markdown import markdown_blocks
 from ..text.tokens import span_intervals
@@ -157,17 +157,17 @@ class ChunkingEvaluator(StageEvaluator):
     def __init__(self, *, size_limits: Sequence[int] | None = None,
                  boundary_tolerance: int | None = None,
                  required_metadata: Sequence[str] | None = None) -> None:
-        self.size_limits: tuple[int, int] | None = check_setting("size_limits", size_limits)
-        self.boundary_tolerance: int | None = check_setting("boundary_tolerance",
-                                                            boundary_tolerance)
-        self.required_metadata: tuple[str, ...] | None = check_setting("required_metadata",
-                                                                       required_metadata)
+        self.size_limits: tuple[int, int] | None = validate_setting("size_limits", size_limits)
+        self.boundary_tolerance: int | None = validate_setting("boundary_tolerance",
+                                                               boundary_tolerance)
+        self.required_metadata: tuple[str, ...] | None = validate_setting("required_metadata",
+                                                                          required_metadata)
 
     def _settings(self, dataset: Dataset) -> dict[str, Any]:
         # Params built in Python (not read from a file) are checked here, by the same rule.
         chosen = {name: getattr(self, name) for name in self.settings_names}
         given = {name: value if value is not None
-                 else check_setting(name, getattr(dataset.params, name), f"params.{name}")
+                 else validate_setting(name, getattr(dataset.params, name), f"params.{name}")
                  for name, value in chosen.items()}
         if given["boundary_tolerance"] is None:
             given["boundary_tolerance"] = DEFAULT_BOUNDARY_TOLERANCE

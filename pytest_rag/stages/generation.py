@@ -20,7 +20,7 @@ from ..kernels.answers import (
     numbers,
     score_tokens,
 )
-from ..settings import check_setting
+from ..settings import validate_setting
 from ._base import ReportBuilder, StageEvaluator
 
 __all__ = ["GenerationEvaluator", "answer_metrics"]
@@ -170,14 +170,14 @@ class GenerationEvaluator(StageEvaluator):
     settings_names = ("abstain_phrases",)
 
     def __init__(self, *, abstain_phrases: Iterable[str] | None = None) -> None:
-        self.abstain_phrases: tuple[str, ...] | None = check_setting("abstain_phrases",
-                                                                     abstain_phrases)
+        self.abstain_phrases: tuple[str, ...] | None = validate_setting("abstain_phrases",
+                                                                        abstain_phrases)
 
     def _settings(self, dataset: Dataset) -> dict[str, Any]:
         phrases = self.abstain_phrases
         if phrases is None:
-            phrases = check_setting("abstain_phrases", dataset.params.abstain_phrases,
-                                    "params.abstain_phrases")
+            phrases = validate_setting("abstain_phrases", dataset.params.abstain_phrases,
+                                       "params.abstain_phrases")
         if phrases is None:
             phrases = DEFAULT_ABSTAIN_PHRASES
         return {"abstain_phrases": tuple(phrases)}

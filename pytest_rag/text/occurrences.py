@@ -9,8 +9,8 @@ arithmetic, from prefix sums), and sorts the windows by hash, keeping
 positions in ascending order within a hash.  A needle's candidates are the
 windows whose hash is that of its first :data:`WINDOW` code points, in
 ascending order; the first candidate where the text starts with the whole
-needle is its first occurrence.  Every answer is checked against the text,
-so it is exactly ``text.find(needle)``: after :data:`CHECKS` candidates that
+needle is its first occurrence.  Every answer is compared with the text,
+so it is exactly ``text.find(needle)``: after :data:`MAX_CANDIDATES` candidates that
 fail (a text that repeats itself), the search goes on with ``text.find``
 from there.
 """
@@ -23,12 +23,12 @@ import numpy as np
 
 from .tokens import code_points
 
-__all__ = ["CHECKS", "WINDOW", "FirstOccurrences"]
+__all__ = ["MAX_CANDIDATES", "WINDOW", "FirstOccurrences"]
 
 #: Code points hashed per window; shorter needles go to ``str.find``.
 WINDOW: Final = 32
-#: Candidates checked one by one before ``str.find`` takes over.
-CHECKS: Final = 64
+#: Candidates compared one by one before ``str.find`` takes over.
+MAX_CANDIDATES: Final = 64
 #: An odd multiplier (so it has an inverse modulo 2**64) and its inverse.
 _BASE: Final = 0x100000001B3
 _INVERSE: Final = pow(_BASE, -1, 1 << 64)
@@ -41,7 +41,7 @@ class FirstOccurrences:
     def __init__(self, text: str) -> None:
         self.text = text
         #: How many candidates were compared with the text (for tests: linear work).
-        self.checked = 0
+        self.compared = 0
         windows = len(text) - WINDOW + 1
         if windows <= 0:
             self._hashes = np.zeros(0, dtype=np.uint64)
@@ -83,10 +83,11 @@ class FirstOccurrences:
         key = np.uint64(self._hash(needle))
         lo = int(np.searchsorted(self._hashes, key, side="left"))
         hi = int(np.searchsorted(self._hashes, key, side="right"))
-        for count, position in enumerate(self._positions[lo:min(hi, lo + CHECKS)].tolist()):
-            self.checked += 1
+        candidates = self._positions[lo:min(hi, lo + MAX_CANDIDATES)].tolist()
+        for count, position in enumerate(candidates):
+            self.compared += 1
             if text.startswith(needle, position):
                 return int(position)
-            if count == CHECKS - 1:  # a repetitive text: str.find from here on
+            if count == MAX_CANDIDATES - 1:  # a repetitive text: str.find from here on
                 return text.find(needle, position + 1)
         return -1

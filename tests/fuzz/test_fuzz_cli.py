@@ -266,7 +266,7 @@ def check_diff_numbers(old: str, new: str) -> None:
     for row in diff_files(load_scores(Path(old)), load_scores(Path(new)), alpha=0.05,
                           permutations=200):
         d = row.diff
-        for name in ("current", "baseline", "delta", "allowed", "p_value", "ci_low", "ci_high"):
+        for name in ("current", "baseline", "delta", "tolerance", "p_value", "ci_low", "ci_high"):
             value = getattr(d, name)
             assert value is None or math.isfinite(value), (row.nodeid, d.key, name, value)
         if d.p_value is not None:

@@ -90,7 +90,7 @@ class _Context:
     def baseline(self, stage: str, key: str) -> float | None:
         return 0.6
 
-    def record(self, comparison: Comparison) -> None:
+    def add_check(self, comparison: Comparison) -> None:
         self.checks.append(comparison)
 
 

@@ -112,9 +112,9 @@ def test_the_embedding_stage_makes_no_chunk_records() -> None:
     assert columnar.dataset is not None
     table = columnar.dataset.chunks
     assert isinstance(table, ChunkTable)
-    assert "records" not in vars(table)  # the stage read the id column only
+    assert "chunks" not in vars(table)  # the stage read the id column only
     assert table[0] == Chunk("c0", "d2", 0, 15)  # made when first read
-    assert "records" in vars(table)
+    assert "chunks" in vars(table)
 
 
 def test_a_table_behaves_as_the_tuple_of_its_records() -> None:

@@ -104,7 +104,7 @@ def test_the_item_path_and_the_fast_path_agree_on_every_row(row: Field) -> None:
 def test_the_fast_path_takes_every_row(row: Field) -> None:
     """A plain section with the field is read column by column (never ``None``)."""
     data = _file(row, SAMPLES[row.kind])
-    parser = parser_module.FormatChecks("<test>")
+    parser = parser_module.FormatRules("<test>")
     parser.documents_section(data["documents"])
     parser.use_chunks(parser.chunks_section(data["chunks"], "chunks", ids_required=True))
     if row.section == "queries":

@@ -418,6 +418,6 @@ def test_objects_without_offsets_in_a_long_document_are_placed_without_scanning_
                        for query, rows in queries.items()})
     assert scans == []
     assert len(checked) == 2 * len(pieces) and len(set(map(id, checked))) == 1  # one index
-    assert checked[0].checked == 2 * len(pieces)  # one comparison per object
+    assert checked[0].compared == 2 * len(pieces)  # one comparison per object
     assert same(without.values, with_offsets.values)
     assert without.values["hit_at_k"] == 1.0

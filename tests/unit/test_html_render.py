@@ -12,7 +12,7 @@ from htmlcheck import Page, mismatches, svgs
 
 from pytest_rag.compare.baseline import Baseline
 from pytest_rag.compare.comparison import MetricDiff, compare_record
-from pytest_rag.compare.records import CheckRecord, StageRecord
+from pytest_rag.compare.records import CheckOutcome, StageRecord
 from pytest_rag.compare.thresholds import Tolerances
 from pytest_rag.dataset.loading import load_dataset
 from pytest_rag.registry import REGISTRY
@@ -51,7 +51,7 @@ def _regressed(details: dict[str, Any] | None = None) -> tuple[Scorecard, StageR
                      {"recall_at_k": NOW}, details=details or {})
     baseline = _baseline()
     diffs = compare_record(record, baseline, REGISTRY, Tolerances(), permutations=200)
-    checks = {(NODE, "retrieval"): [CheckRecord("retrieval", "recall_at_k", ">=", 0.4, "ini",
+    checks = {(NODE, "retrieval"): [CheckOutcome("retrieval", "recall_at_k", ">=", 0.4, "ini",
                                                 True)]}
     scorecard = build_scorecard([record], checks, {(NODE, "retrieval"): diffs}, REGISTRY,
                                 {NODE: "failed"})
@@ -408,7 +408,7 @@ def test_bin_counts_and_histogram() -> None:
 def test_threshold_markers_sit_at_the_exact_threshold() -> None:
     # The scorecard's text shows 6 significant digits; the chart uses the number itself.
     record = _record({"recall_at_k": 0.5}, {"recall_at_k": NOW})
-    checks = {(NODE, "retrieval"): [CheckRecord("retrieval", "recall_at_k", ">=", 0.123456789,
+    checks = {(NODE, "retrieval"): [CheckOutcome("retrieval", "recall_at_k", ">=", 0.123456789,
                                                 "ini", True)]}
     row = build_scorecard([record], checks, {}, REGISTRY).entries[0].rows[0]
     assert row.threshold == ">= 0.123457"

@@ -229,15 +229,15 @@ def test_first_occurrences_equal_str_find(text: str, cuts: list[tuple[int, int, 
                                           checks: int) -> None:
     """Needles taken from the text (some changed at the end), on texts that repeat
     themselves; few checks, so that the str.find fallback is taken too."""
-    old = occurrences.CHECKS
-    occurrences.CHECKS = checks
+    old = occurrences.MAX_CANDIDATES
+    occurrences.MAX_CANDIDATES = checks
     try:
         index = FirstOccurrences(text)
         for start, length, tail in cuts:
             needle = text[start:start + WINDOW + length] + tail
             assert index.find(needle) == text.find(needle), needle
     finally:
-        occurrences.CHECKS = old
+        occurrences.MAX_CANDIDATES = old
 
 
 def test_first_occurrences_check_one_candidate_per_distinct_needle() -> None:
@@ -248,4 +248,4 @@ def test_first_occurrences_check_one_candidate_per_distinct_needle() -> None:
     needles = [" ".join(words[i:i + 50]) for i in range(0, len(words), 50)]
     index = FirstOccurrences(text)
     assert [index.find(needle) for needle in needles] == [text.find(n) for n in needles]
-    assert index.checked == len(needles)
+    assert index.compared == len(needles)

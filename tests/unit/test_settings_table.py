@@ -19,9 +19,9 @@ from pytest_rag.settings import (
     SETTINGS,
     Setting,
     SettingError,
-    check_setting,
     parse_setting_text,
     settings_markdown,
+    validate_setting,
 )
 from pytest_rag.settings import setting as setting_row
 from pytest_rag.stages.evaluate import EVALUATORS, evaluator_settings
@@ -41,7 +41,7 @@ BAD: dict[str, list[object]] = {
 
 def _problem(row: Setting, value: object, place: str) -> str:
     with pytest.raises(SettingError) as error:
-        check_setting(row.name, value, place)
+        validate_setting(row.name, value, place)
     return str(error.value)
 
 
@@ -165,7 +165,7 @@ def test_size_limits_min_over_max_is_refused_on_every_path(
 def test_numpy_integers_are_whole_numbers(name: str, value: object, expected: object) -> None:
     """Issue 24: ``k=np.int64(3)`` was "not a whole number"; now numpy scalars are accepted
     wherever an int is, by the evaluators and the parser alike."""
-    checked = check_setting(name, value)
+    checked = validate_setting(name, value)
     assert checked == expected and type(checked) is type(expected)
     assert getattr(parse_dataset({"params": {name: value}}).params, name) == expected
 

@@ -141,17 +141,17 @@ def test_every_metric_key_fits_a_sweep_header_without_being_cut() -> None:
 
 
 def test_a_rule_names_a_known_metric_and_cost() -> None:
-    rule = SweepRule.checked(REGISTRY, objective="augmentation.context_sufficient",
-                             cost=["index_tokens", "retrieval.p95_latency_ms"], shipped="a")
+    rule = SweepRule.validated(REGISTRY, objective="augmentation.context_sufficient",
+                               cost=["index_tokens", "retrieval.p95_latency_ms"], shipped="a")
     assert rule.cost == ("index_tokens", "retrieval.p95_latency_ms")
     with pytest.raises(ValueError, match="not a metric"):
-        SweepRule.checked(REGISTRY, objective="recall")
+        SweepRule.validated(REGISTRY, objective="recall")
     with pytest.raises(ValueError, match="informational"):
-        SweepRule.checked(REGISTRY, objective="chunking.mean_chunk_tokens")
+        SweepRule.validated(REGISTRY, objective="chunking.mean_chunk_tokens")
     with pytest.raises(ValueError, match="'tokens' is not a cost"):
-        SweepRule.checked(REGISTRY, cost="tokens")
+        SweepRule.validated(REGISTRY, cost="tokens")
     with pytest.raises(ValueError, match="the variant's id"):
-        SweepRule.checked(REGISTRY, shipped=3)
+        SweepRule.validated(REGISTRY, shipped=3)
 
 
 # -- the gate ---------------------------------------------------------------------
@@ -266,7 +266,7 @@ def test_a_variant_that_fails_its_test_or_a_requirement_is_shown_not_chosen() ->
     assert sweep.variants[verdict.recommended] == "b"
     assert "excluded (test failed or a requirement missed): a, c" in "\n".join(card.lines())
     with pytest.raises(ValueError, match="require"):
-        SweepRule.checked(REGISTRY, require=["chunking.nope >= 1"])
+        SweepRule.validated(REGISTRY, require=["chunking.nope >= 1"])
 
 
 def test_the_scatter_joins_the_frontier_by_cost_and_marks_the_recommendation() -> None:

@@ -99,9 +99,9 @@ class SweepRule:
         return out
 
     @classmethod
-    def checked(cls, specs: Mapping[str, MetricSpec], objective: object = None,
-                cost: object = None, shipped: object = None,
-                require: object = ()) -> SweepRule:
+    def validated(cls, specs: Mapping[str, MetricSpec], objective: object = None,
+                  cost: object = None, shipped: object = None,
+                  require: object = ()) -> SweepRule:
         """A rule from the marker's arguments; :class:`ValueError` names what is wrong."""
         if objective is not None:
             if not isinstance(objective, str) or objective not in specs:

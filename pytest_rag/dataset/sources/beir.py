@@ -20,9 +20,9 @@ from .lines import json_lines, numbered_lines
 __all__ = ["beir_dataset"]
 
 
-def _text_field(path: Path, number: int, record: dict[str, Any], key: str,
+def _text_field(path: Path, number: int, line_object: dict[str, Any], key: str,
                 required: bool = True) -> str:
-    value = record.get(key)
+    value = line_object.get(key)
     if value is None and not required:
         return ""
     if not isinstance(value, str) or (key == "_id" and not value):
@@ -86,20 +86,20 @@ def beir_dataset(folder: Path, *, split: str = "test",
     corpus_file, queries_file = (_inside(folder, folder / name, allow_outside_paths)
                                  for name in ("corpus.jsonl", "queries.jsonl"))
     documents, chunks, seen = [], [], set()
-    for number, record in json_lines(corpus_file):
-        doc_id = _text_field(corpus_file, number, record, "_id")
-        text = _text_field(corpus_file, number, record, "text")
+    for number, line_object in json_lines(corpus_file):
+        doc_id = _text_field(corpus_file, number, line_object, "_id")
+        text = _text_field(corpus_file, number, line_object, "text")
         if doc_id in seen:
             raise DatasetError(str(corpus_file), f"line {number}", f"duplicate _id {doc_id!r}")
         seen.add(doc_id)
-        title = _text_field(corpus_file, number, record, "title", required=False)
+        title = _text_field(corpus_file, number, line_object, "title", required=False)
         documents.append({"id": doc_id, "text": text,
                           **({"metadata": {"title": title}} if title else {})})
         chunks.append({"id": doc_id, "doc_id": doc_id, "start": 0, "end": len(text)})
     questions = {}
-    for number, record in json_lines(queries_file):
-        questions[_text_field(queries_file, number, record, "_id")] = _text_field(
-            queries_file, number, record, "text")
+    for number, line_object in json_lines(queries_file):
+        questions[_text_field(queries_file, number, line_object, "_id")] = _text_field(
+            queries_file, number, line_object, "text")
     queries = []
     for query_id, grades in relevant.items():
         unknown = next((doc for doc in grades if doc not in seen), None)

@@ -21,7 +21,7 @@ GLOB_KEYS = ("glob",)
 
 
 class _Reader(Protocol):
-    """What this module uses of :class:`~pytest_rag.dataset.parser.FormatChecks`."""
+    """What this module uses of :class:`~pytest_rag.dataset.parser.FormatRules`."""
 
     base_dir: Path | None
 

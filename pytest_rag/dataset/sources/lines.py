@@ -71,9 +71,9 @@ def json_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """
     for number, line in numbered_lines(path):
         try:
-            record = json.loads(line)
+            obj = json.loads(line)
         except (ValueError, RecursionError) as error:
             raise DatasetError(str(path), f"line {number}", f"invalid JSON: {error}") from None
-        if not isinstance(record, dict):
+        if not isinstance(obj, dict):
             raise DatasetError(str(path), f"line {number}", "expected a JSON object")
-        yield number, record
+        yield number, obj

@@ -192,10 +192,10 @@ def _range_ids(low: npt.NDArray[np.uint32], starts: _IntArray, ends: _IntArray,
     lengths = ends - starts
     same = bool((lengths == lengths[first_of]).all())
     if same:  # code point by code point, against the range it shares an id with
-        check = np.flatnonzero(first_of != np.arange(count))
-        size = lengths[check]
-        index = _ranges(starts[check], size)
-        shift = np.repeat(starts[first_of[check]] - starts[check], size)
+        repeats = np.flatnonzero(first_of != np.arange(count))
+        size = lengths[repeats]
+        index = _ranges(starts[repeats], size)
+        shift = np.repeat(starts[first_of[repeats]] - starts[repeats], size)
         same = bool((low[index] == low[index + shift]).all())
     if not same:  # a hash collision: exact ids from the strings themselves
         words = _strings(starts, ends, low)
