@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..registry import Direction, MetricSpec
 from .gold import GoldChange, mean_over, reads_queries
@@ -23,16 +23,101 @@ from .thresholds import Tolerances
 if TYPE_CHECKING:
     from .baseline import Baseline
 
-__all__ = ["ROUNDING", "SHOWN_STATISTICS", "UNSETTLED", "MetricDiff", "compare_record",
-           "query_got_worse"]
+__all__ = ["ROUNDING", "SHOWN_STATISTICS", "STATUSES", "UNSETTLED", "MetricDiff", "Status",
+           "StatusRow", "compare_record", "query_got_worse"]
 
 #: Queries named in a regression message.
 WORSE_QUERIES_SHOWN = 5
 
 
-#: Statuses that say the metric could not be compared like with like: shown loudly,
-#: never counted as passing, and failing under ``--rag-strict``.
-UNSETTLED = ("not compared", "settings changed")
+#: Every status a metric can have, by the word the comparison gives it
+#: (:attr:`MetricDiff.status`, the junit property ``rag.<stage>.<key>.status``,
+#: ``pytest-rag diff``).  ``fail`` (below a threshold), ``ok`` and ``not measured``
+#: are the scorecard's own; ``removed`` is ``pytest-rag diff``'s (a stage gone).
+Status = Literal["fail", "regressed", "lost", "within noise", "improved", "new",
+                 "gold changed", "not compared", "settings changed", "removed", "ok",
+                 "not measured", "unchanged", "info"]
+
+
+@dataclass(frozen=True)
+class StatusRow:
+    """What a status means, said once; every list of statuses derives from
+    :data:`STATUSES`.
+
+    Attributes
+    ----------
+    word:
+        The status (:data:`Status`).
+    label:
+        How the scorecard shows it (terminal, JSON, Markdown and HTML reports);
+        ``""``: the row shows ``ok`` or ``not measured`` by its value.
+    fails:
+        Fails the test (and a ``pytest-rag diff``).
+    worse:
+        Got worse against the baseline: its per-query values are drawn in the
+        HTML report, and an update names it as a loss it accepts.
+    better:
+        Got better against the baseline.
+    unsettled:
+        Not compared like with like: shown loudly, never counted as passing,
+        failing under ``--rag-strict``.
+    attention:
+        Worth a look: the default scorecard shows the stage report of a row
+        with it, ``pytest-rag diff`` lists it without ``--all``.
+    statistics:
+        Its p-value is shown (and computed when not all statistics are).
+    summary:
+        The words of its count in the summary line (terminal and HTML); ``""``:
+        not counted there.
+    tile, tile_always:
+        The HTML summary's tile of its count (``""``: none), and whether the tile
+        is shown at 0 too.
+    """
+
+    word: Status
+    label: str = ""
+    fails: bool = False
+    worse: bool = False
+    better: bool = False
+    unsettled: bool = False
+    attention: bool = True
+    statistics: bool = False
+    summary: str = ""
+    tile: str = ""
+    tile_always: bool = False
+
+
+def _statuses(*rows: StatusRow) -> dict[Status, StatusRow]:
+    return {row.word: row for row in rows}
+
+
+#: Every status, worst first: the order of the summary line, of the HTML report's
+#: counts and of its "worst status".
+STATUSES: Mapping[Status, StatusRow] = _statuses(
+    StatusRow("fail", "FAIL", fails=True, summary="below threshold", tile="below threshold"),
+    StatusRow("regressed", "REGRESSED", fails=True, worse=True, statistics=True,
+              summary="regressed", tile="metrics regressed", tile_always=True),
+    StatusRow("lost", "LOST", fails=True, worse=True, summary="no longer measured",
+              tile="no longer measured"),
+    StatusRow("within noise", "within noise", worse=True, statistics=True,
+              summary="worse but within noise", tile="worse but within noise"),
+    StatusRow("improved", "improved", better=True, statistics=True, summary="improved",
+              tile="metrics improved", tile_always=True),
+    StatusRow("new", "new", summary="new"),
+    StatusRow("gold changed", "gold changed", summary="not compared (gold changed)"),
+    StatusRow("not compared", "not compared", unsettled=True,
+              summary="not compared (different gold)"),
+    StatusRow("settings changed", "settings changed", unsettled=True,
+              summary="not compared (settings changed)"),
+    StatusRow("removed"),
+    StatusRow("ok", "ok", attention=False),
+    StatusRow("not measured", "not measured", attention=False),
+    StatusRow("unchanged", attention=False),
+    StatusRow("info", attention=False),
+)
+
+#: Statuses that say the metric could not be compared like with like.
+UNSETTLED: tuple[Status, ...] = tuple(word for word, row in STATUSES.items() if row.unsettled)
 
 
 @dataclass(frozen=True)
@@ -73,7 +158,7 @@ class MetricDiff:
     #: value or for an undeclared metric.
     tolerance: float
     direction: str
-    status: str
+    status: Status
     worse_queries: tuple[tuple[str, float | None, float | None], ...] = ()
     p_value: float | None = None
     ci_low: float | None = None
@@ -97,12 +182,18 @@ class MetricDiff:
 
     @property
     def failed(self) -> bool:
-        return self.status in ("regressed", "lost")
+        """Fails its test (regressed, lost)."""
+        return STATUSES[self.status].fails
+
+    @property
+    def worse(self) -> bool:
+        """Got worse against the baseline (regressed, lost, within noise)."""
+        return STATUSES[self.status].worse
 
     @property
     def unsettled(self) -> bool:
         """Not compared like with like (:data:`UNSETTLED`): fails under ``--rag-strict``."""
-        return self.status in UNSETTLED
+        return STATUSES[self.status].unsettled
 
     def fails(self, strict: bool) -> bool:
         """Whether this diff fails its test (``strict``: ``--rag-strict``)."""
@@ -144,7 +235,8 @@ def _nothing_to_compare(change: GoldChange, spec: MetricSpec | None, per_query: 
 
 #: The statuses whose p-value and interval are shown in the scorecard (and, for a
 #: regression, decide "within noise"); with ``all_statistics=False`` only they get them.
-SHOWN_STATISTICS = frozenset({"regressed", "improved"})
+SHOWN_STATISTICS: frozenset[Status] = frozenset(
+    word for word, row in STATUSES.items() if row.statistics)
 
 
 def compare_record(record: StageRecord, baseline: Baseline, specs: Mapping[str, MetricSpec],
@@ -208,6 +300,7 @@ def compare_record(record: StageRecord, baseline: Baseline, specs: Mapping[str, 
         tolerance = tolerances.at(spec, old) if spec is not None and old is not None else 0.0
         worse: tuple[tuple[str, float | None, float | None], ...] = ()
         note = rule = ""
+        status: Status
         if old is None:
             status = "new" if current is not None else "unchanged"
         elif direction is Direction.INFO:
@@ -271,7 +364,7 @@ def _lost_keys(record: StageRecord, entry: Mapping[str, Any] | None) -> list[Met
         direction = (metric.get("direction") if isinstance(metric, Mapping) else None) or "info"
         if value is None:
             continue
-        status = "info" if direction == Direction.INFO.value else "lost"
+        status: Status = "info" if direction == Direction.INFO.value else "lost"
         diffs.append(MetricDiff(record.stage, key, None, float(value), 0.0, direction, status,
                                 note="no longer produced by this test (renamed or removed?)",
                                 rule="no longer measured" if status == "lost" else "",

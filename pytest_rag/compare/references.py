@@ -24,10 +24,6 @@ from .thresholds import Tolerances
 
 __all__ = ["UpdatePlan", "plan_update"]
 
-#: Statuses that an update accepts as a loss: named in its output.
-ACCEPTED = ("regressed", "lost", "within noise")
-
-
 @dataclass(frozen=True)
 class UpdatePlan:
     """The baseline an update writes, and what it accepts.
@@ -79,7 +75,7 @@ def plan_update(baseline: Baseline, records: Iterable[StageRecord],
         like = baseline.gold_change(record) is None and not any(
             diff.unsettled or diff.status == "gold changed" for diff in diffs)
         accepted.extend(dict.fromkeys(_accepted_line(record, diff) for diff in diffs
-                                      if diff.status in ACCEPTED or diff.unsettled))
+                                      if diff.worse or diff.unsettled))
         unlike += len({diff.note for diff in diffs if diff.unsettled})
         if like and not accept and record.nodeid not in accept_tests:
             keys = {diff.key for diff in diffs

@@ -261,7 +261,7 @@ class GatePlugin:
         specs = self.session.specs
         directions = {key: spec.direction.value for key in record.values
                       if (spec := specs.get(f"{record.stage}.{key}")) is not None}
-        regressed = [diff.key for diff in diffs if diff.failed or diff.status == "within noise"]
+        regressed = [diff.key for diff in diffs if diff.worse]
         details = build_details(report, baseline_per_query=before, directions=directions,
                                 regressed=regressed)
         return dataclasses.replace(record, details=details)

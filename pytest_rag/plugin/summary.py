@@ -46,9 +46,11 @@ class Summary:
             width = run.config.get_terminal_writer().fullwidth
             for line in scorecard.lines(full=full, limit=SCREENFUL, sweep_width=width):
                 terminalreporter.write_line(terminal_text(line))
+            from ..reports.scorecard import LABELS
+
             counts = scorecard.counts()
-            improved = counts.get("improved", 0)
-            worse = counts.get("REGRESSED", 0) + counts.get("LOST", 0) + counts.get("FAIL", 0)
+            improved = sum(counts.get(label, 0) for label, row in LABELS.items() if row.better)
+            worse = sum(counts.get(label, 0) for label, row in LABELS.items() if row.fails)
             # Only when nothing got worse: an update would also accept the regressions.
             if improved and not worse and self.options.compare and not self.options.update:
                 terminalreporter.write_line(  # within 80 columns, like the scorecard

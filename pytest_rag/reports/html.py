@@ -46,6 +46,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..compare.comparison import STATUSES
 from ..formatting import settings_text
 from ..registry import REGISTRY, MetricSpec
 from .html_drilldown import drill_down_section
@@ -68,10 +69,8 @@ SECTIONS: tuple[tuple[str, str], ...] = (
     ("chunk-sizes", "Chunk sizes"),
     ("drill-down", "Drill-down"),
 )
-#: Statuses in the order the summary lists them.
-STATUS_ORDER = ("FAIL", "REGRESSED", "LOST", "within noise", "improved", "new", "ok",
-                "not measured")
-_WORSE_STATUSES = ("REGRESSED", "LOST", "within noise")
+#: Statuses (their labels) in the order the summary lists them, worst first.
+STATUS_ORDER = tuple(row.label for row in STATUSES.values() if row.label)
 #: Histogram bins of per-query values.
 VALUE_BINS = 10
 #: Histogram bins of chunk sizes (at most; a bin is a whole number of tokens wide).
@@ -221,7 +220,7 @@ def _spec(specs: Mapping[str, MetricSpec], stage: str, key: str) -> MetricSpec |
 
 # -- sections ----------------------------------------------------------------------
 def _summary(scorecard: Scorecard, ids: Mapping[int, str]) -> list[str]:
-    from .scorecard import SUMMARY_WORDS  # the words of the terminal's summary line
+    from .scorecard import LABELS, SUMMARY_WORDS  # the words of the terminal's summary line
 
     counts = scorecard.counts()
     outcomes: dict[str, str] = {}
@@ -249,15 +248,14 @@ def _summary(scorecard: Scorecard, ids: Mapping[int, str]) -> list[str]:
     tiles += [(outcome, count, "outcomes", f"tests {outcome}")
               for outcome, count in sorted(by_outcome.items())
               if outcome not in ("passed", "failed")]
-    tiles += [(status, counts.get(status, 0), "summary", label)
-              for status, label in (("REGRESSED", "metrics regressed"),
-                                    ("FAIL", "below threshold"), ("LOST", "no longer measured"),
-                                    ("within noise", "worse, within noise"),
-                                    ("improved", "metrics improved"))
-              if counts.get(status) or status in ("REGRESSED", "improved")]
+    tiles += [(row.label, counts.get(row.label, 0), "summary", row.tile)
+              for row in STATUSES.values()
+              if row.tile and (counts.get(row.label) or row.tile_always)]
     for key, count, field, label in tiles:
-        tone = ("bad" if count and key in ("failed", "REGRESSED", "FAIL", "LOST")
-                else "good" if count and key in ("passed", "improved") else "")
+        of_tests = field == "outcomes"
+        worse = key == "failed" if of_tests else LABELS[key].fails
+        better = key == "passed" if of_tests else LABELS[key].better
+        tone = "bad" if count and worse else "good" if count and better else ""
         # A status the report's summary does not list has no count there: a plain 0.
         number = (_count("span", count, field, key, css="n") if field == "outcomes"
                   or key in counts else f'<span class="n">{count}</span>')
@@ -265,9 +263,7 @@ def _summary(scorecard: Scorecard, ids: Mapping[int, str]) -> list[str]:
     out.append("</div>")
     out.append('<table class="counts"><thead><tr><th>status</th><th class="num">metrics</th>'
                "</tr></thead><tbody>")
-    order = [s for s in STATUS_ORDER if s in counts] + sorted(
-        s for s in counts if s not in STATUS_ORDER and s != "stages")
-    for status in order:
+    for status in [label for label in STATUS_ORDER if label in counts]:
         out.append(f"<tr><th>{_status(status)}</th>"
                    f"{_count('td', counts[status], 'summary', status, css='num')}</tr>")
     out.append("</tbody></table>")
@@ -301,7 +297,7 @@ def _legend() -> str:
 def _metric_row(row: ScoreRow, spec: MetricSpec | None) -> str:
     thresholds = [t for t in row.threshold_values if math.isfinite(t)]
     low, high, shown = _scale(spec, [row.value, row.baseline], thresholds)
-    worse = row.failed or row.status == "within noise"
+    worse = row.failed or row.worse
     title = (f"{row.key}: {format_number(row.value)}"
              + (f"; baseline {format_number(row.baseline)}" if row.baseline is not None else "")
              + (f"; threshold {row.threshold}" if row.threshold else "")
@@ -384,7 +380,7 @@ def _distribution(entry: ScoreEntry, row: ScoreRow, spec: MetricSpec | None,
     series = []
     if old:
         series.append(Series(f"baseline ({len(old)})", bin_counts(old, edges), BASELINE))
-    worse = row.failed or row.status == "within noise"
+    worse = row.failed or row.worse
     series.append(Series(f"current ({len(current)})", bin_counts(current, edges),
                          WORSE if worse else CURRENT))
     markers = [Marker(t, f"threshold {t:g}") for t in row.threshold_values
@@ -416,7 +412,7 @@ def _distributions(scorecard: Scorecard, specs: Mapping[str, MetricSpec],
         for row in entry.rows:
             # A metric below its threshold shows FAIL, also when it regressed as well:
             # the baseline comparison's worse queries tell it.
-            got_worse = row.status in _WORSE_STATUSES or row.key in entry.worse_queries
+            got_worse = row.worse or row.key in entry.worse_queries
             if got_worse and row.key in entry.per_query:
                 before = (entry_base or {}).get("per_query", {}).get(row.key)
                 worse.append(_distribution(entry, row, _spec(specs, entry.stage, row.key),

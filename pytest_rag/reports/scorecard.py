@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..compare.comparison import MetricDiff
+from ..compare.comparison import STATUSES, MetricDiff, StatusRow
 from ..compare.gold import GoldChange
 from ..compare.records import (
     REPORT_FORMAT,
@@ -27,9 +27,11 @@ from ..formatting import delta_text, fitted, number_text, p_value_text, setting_
 from ..registry import REGISTRY, MetricSpec
 from .sweep_views import sweep_brief, sweep_lines, sweep_markdown
 
-__all__ = ["ScoreEntry", "ScoreRow", "Scorecard", "build_scorecard"]
+__all__ = ["ATTENTION", "LABELS", "SUMMARY_WORDS", "ScoreEntry", "ScoreRow", "Scorecard",
+           "build_scorecard"]
 
-_FAILING = ("FAIL", "REGRESSED", "LOST")
+#: The statuses by the label a row shows (:attr:`ScoreRow.status`).
+LABELS: Mapping[str, StatusRow] = {row.label: row for row in STATUSES.values() if row.label}
 
 
 def _num(value: float | None) -> str:
@@ -91,8 +93,7 @@ def _fit(blocks: list[list[str]], room: int | None) -> list[list[str]]:
 
 
 #: Row statuses that make the default scorecard show their stage report.
-ATTENTION = frozenset({"FAIL", "REGRESSED", "LOST", "within noise", "improved", "new",
-                       "gold changed", "not compared", "settings changed"})
+ATTENTION = frozenset(label for label, row in LABELS.items() if row.attention)
 
 
 @dataclass(frozen=True)
@@ -104,6 +105,7 @@ class ScoreRow:
     threshold: str | None
     baseline: float | None
     delta: float | None
+    #: The status's label (:data:`LABELS`): ``REGRESSED``, ``within noise``, ``ok``, ...
     status: str
     direction: str
     reason: str = ""
@@ -120,12 +122,18 @@ class ScoreRow:
 
     @property
     def failed(self) -> bool:
-        return self.status in _FAILING
+        """Fails its test (below a threshold, regressed, no longer measured)."""
+        return LABELS[self.status].fails
+
+    @property
+    def worse(self) -> bool:
+        """Got worse against the baseline (regressed, no longer measured, within noise)."""
+        return LABELS[self.status].worse
 
     @property
     def p_text(self) -> str:
         """The p-value of a change worth a look (regressed, improved, within noise)."""
-        if self.status not in ("REGRESSED", "improved", "within noise"):
+        if not LABELS[self.status].statistics:
             return ""
         if self.rule:  # the significance test did not decide: say what did
             return (f"{p_value_text(self.p_value)}, " if self.p_value is not None
@@ -135,7 +143,7 @@ class ScoreRow:
     @property
     def interesting(self) -> bool:
         """Shown in the summary scorecard: checked by a threshold, or changed."""
-        return self.threshold is not None or self.status not in ("ok", "not measured")
+        return self.threshold is not None or LABELS[self.status].attention
 
     def to_json(self) -> dict[str, Any]:
         return {"value": self.value, "threshold": self.threshold, "baseline": self.baseline,
@@ -195,14 +203,11 @@ def _row(record: StageRecord, key: str, spec: MetricSpec | None,
     value = record.values.get(key)
     mine = [check for check in checks if check.key == key]
     threshold = ", ".join(dict.fromkeys(f"{c.op} {c.value:g}" for c in mine)) or None
-    status = "not measured" if value is None else "ok"
+    status = STATUSES["not measured" if value is None else "ok"].label
     if diff is not None:
-        status = {"regressed": "REGRESSED", "lost": "LOST", "improved": "improved",
-                  "new": "new", "within noise": "within noise",
-                  "gold changed": "gold changed", "not compared": "not compared",
-                  "settings changed": "settings changed"}.get(diff.status, status)
+        status = STATUSES[diff.status].label or status
     if any(not check.passed for check in mine):
-        status = "FAIL"
+        status = STATUSES["fail"].label
     return ScoreRow(key, value, threshold, diff.baseline if diff else None,
                     diff.delta if diff else None, status,
                     spec.direction.value if spec else "info", record.missing.get(key, ""),
@@ -248,13 +253,9 @@ def build_scorecard(records: Iterable[StageRecord], checks: Iterable[CheckOutcom
 
 
 #: The statuses a summary counts, in this order, and the words it says them with (the
-#: terminal's summary line and the HTML report's summary use this one table).
-SUMMARY_WORDS: tuple[tuple[str, str], ...] = (
-    ("FAIL", "below threshold"), ("REGRESSED", "regressed"), ("LOST", "no longer measured"),
-    ("within noise", "worse but within noise"), ("improved", "improved"), ("new", "new"),
-    ("gold changed", "not compared (gold changed)"),
-    ("not compared", "not compared (different gold)"),
-    ("settings changed", "not compared (settings changed)"))
+#: terminal's summary line and the HTML report's summary).
+SUMMARY_WORDS: tuple[tuple[str, str], ...] = tuple(
+    (label, row.summary) for label, row in LABELS.items() if row.summary)
 
 
 @dataclass(frozen=True)

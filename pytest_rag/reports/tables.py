@@ -78,19 +78,21 @@ def _diff_number(value: float | None) -> str:
 
 def render_diff(rows: list[DiffRow], *, show_all: bool = False) -> str:
     """Tables per test and stage: old, new, delta, p-value, 95% interval, status."""
+    from ..compare.comparison import STATUSES
+
     out: list[str] = []
     groups: dict[tuple[str, str], list[MetricDiff]] = {}
     for row in rows:
         groups.setdefault((row.nodeid, row.diff.entry_key), []).append(row.diff)
     for (nodeid, stage), group in groups.items():
-        shown = [d for d in group if show_all or d.status not in ("unchanged", "info")]
+        shown = [d for d in group if show_all or STATUSES[d.status].attention]
         if not shown:
             continue
         out.append(terminal_text(f"{nodeid} [{stage}]"))
         table: list[Any] = []
         for d in shown:
             p_value = "" if d.p_value is None else p_value_text(d.p_value)
-            if d.rule and d.status in ("regressed", "improved"):  # the test did not decide
+            if d.rule and STATUSES[d.status].statistics:  # the test did not decide
                 rule = d.rule.split(" (", 1)[0]
                 p_value = f"{p_value}, by {rule}" if p_value else f"by {rule}"
             interval = ("" if d.ci_low is None or d.ci_high is None else

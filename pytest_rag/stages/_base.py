@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, fields
 from functools import partial
 from operator import attrgetter, is_not
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -20,32 +21,74 @@ from ..registry import MetricSpec, describe_need, need_alternatives, stage_metri
 from ..settings import setting, validate_setting
 from .report import Report
 
-__all__ = ["RankedStageEvaluator", "ReportBuilder", "StageEvaluator", "available",
-           "explain_uncounted"]
+__all__ = ["RankedSettings", "RankedStageEvaluator", "ReportBuilder", "StageEvaluator",
+           "StageSettings", "available", "explain_uncounted"]
 
 #: The cut-off when neither the evaluator nor the dataset's params give one.
 DEFAULT_K: int = setting("k").default
 
+_S = TypeVar("_S", bound="StageSettings")
 
-class StageEvaluator:
+
+@dataclass(frozen=True)
+class StageSettings:
+    """The settings a stage reads, typed: one field per row of
+    :data:`pytest_rag.settings.SETTINGS` whose ``stages`` name the stage (a test
+    holds the two together), each field's default the value used when neither
+    the evaluator nor the dataset's ``params`` give one.  A stage without
+    settings (end to end) uses this class as it is."""
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        """The settings' names, in the order of the fields."""
+        return tuple(item.name for item in fields(cls))
+
+    def as_mapping(self) -> dict[str, Any]:
+        """The settings as a report carries them (``Report.settings``, the baseline
+        file, the JSON report): every field by name, except that a flag which is
+        off is left out (so a report stays as it was before the flag existed)."""
+        return {item.name: value for item in fields(self)
+                if (value := getattr(self, item.name)) is not False}
+
+
+class StageEvaluator(Generic[_S]):
     """Base of the seven evaluators.
 
-    Subclasses set :attr:`stage` and :attr:`inputs` (the keyword arguments
-    ``evaluate`` accepts) and implement :meth:`_compute`.  Settings are
-    constructor arguments; a setting left ``None`` falls back to the dataset's
-    ``params`` and then to the default of SEMANTICS (``k`` = 5,
-    ``boundary_tolerance`` = 0, no default for the others).  When the settings
-    hold ``relevance_from_evidence: True``, queries without ``relevant`` get
-    grades derived from their evidence spans before :meth:`_compute`
-    (:mod:`pytest_rag.kernels.relevance`).
+    Subclasses set :attr:`stage`, :attr:`inputs` (the keyword arguments
+    ``evaluate`` accepts) and :attr:`settings_type` (a :class:`StageSettings`),
+    and implement :meth:`_compute`, which gets the settings typed.  Settings
+    are constructor arguments stored as attributes of the same name; a setting
+    left ``None`` falls back to the dataset's ``params`` and then to the
+    field's default (``k`` = 5, ``boundary_tolerance`` = 0, ``abstain_phrases``
+    the built-in list, none for the others).
     """
 
     stage: ClassVar[str]
     inputs: ClassVar[frozenset[str]]
+    #: The typed settings of the stage; ``settings_names`` are its fields.
+    settings_type: type[_S]
     settings_names: ClassVar[tuple[str, ...]] = ()
 
-    def _settings(self, dataset: Dataset) -> dict[str, Any]:
-        return {}
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.settings_names = cls.settings_type.names()
+
+    def _settings(self, dataset: Dataset) -> _S:
+        """The settings in force for ``dataset``: each from the evaluator's attribute of
+        the same name, else from the dataset's ``params`` (checked by the table's rule,
+        a bad value named ``params.<name>``), else the field's default."""
+        values: dict[str, Any] = {}
+        for name in self.settings_names:
+            value = getattr(self, name)
+            if value is None:
+                value = validate_setting(name, getattr(dataset.params, name), f"params.{name}")
+            if value is not None:
+                values[name] = value
+        return self.settings_type(**values)
+
+    def _prepare(self, dataset: Dataset, settings: _S) -> Dataset:
+        """The dataset :meth:`_compute` sees (a hook; the ranked stages derive grades)."""
+        return dataset
 
     def evaluate(self, dataset: Dataset | None = None, /, *, doc_id_key: str | None = None,
                  **inputs: Any) -> Report:
@@ -82,16 +125,13 @@ class StageEvaluator:
                   doc_id_key: str | None = None) -> Report:
         data = resolve_inputs(dataset, inputs, self.inputs, doc_id_key=doc_id_key)
         settings = self._settings(data)
-        if settings.get("relevance_from_evidence"):
-            from ..kernels.relevance import relevance_from_evidence
-
-            data = relevance_from_evidence(data)
-        builder = ReportBuilder(self.stage, stage_metrics(self.stage), data, settings)
+        data = self._prepare(data, settings)
+        builder = ReportBuilder(self.stage, stage_metrics(self.stage), data,
+                                settings.as_mapping())
         self._compute(data, settings, builder)
         return builder.build()
 
-    def _compute(self, dataset: Dataset, settings: Mapping[str, Any],
-                 builder: ReportBuilder) -> None:
+    def _compute(self, dataset: Dataset, settings: _S, builder: ReportBuilder) -> None:
         raise NotImplementedError
 
     def __repr__(self) -> str:
@@ -99,7 +139,15 @@ class StageEvaluator:
         return f"{type(self).__name__}({args})"
 
 
-class RankedStageEvaluator(StageEvaluator):
+@dataclass(frozen=True)
+class RankedSettings(StageSettings):
+    """The settings of retrieval, reranking and embedding (see :class:`RankedStageEvaluator`)."""
+
+    k: int = DEFAULT_K
+    relevance_from_evidence: bool = False
+
+
+class RankedStageEvaluator(StageEvaluator[RankedSettings]):
     """Base of the evaluators that rank chunks at K: retrieval, reranking, embedding.
 
     Parameters
@@ -112,7 +160,7 @@ class RankedStageEvaluator(StageEvaluator):
         one).  ``None``: the dataset's ``params.relevance_from_evidence``, else off.
     """
 
-    settings_names = ("k", "relevance_from_evidence")
+    settings_type = RankedSettings
 
     def __init__(self, *, k: int | None = None,
                  relevance_from_evidence: bool | None = None) -> None:
@@ -121,13 +169,14 @@ class RankedStageEvaluator(StageEvaluator):
         self.relevance_from_evidence: bool | None = validate_setting(
             "relevance_from_evidence", relevance_from_evidence)
 
-    def _settings(self, dataset: Dataset) -> dict[str, Any]:
-        derive = (self.relevance_from_evidence if self.relevance_from_evidence is not None
-                  else bool(validate_setting("relevance_from_evidence",
-                                             dataset.params.relevance_from_evidence,
-                                             "params.relevance_from_evidence")))
-        return {"k": self.k or validate_setting("k", dataset.params.k, "params.k") or DEFAULT_K,
-                **flag_settings("relevance_from_evidence", derive)}
+    def _prepare(self, dataset: Dataset, settings: RankedSettings) -> Dataset:
+        """With ``relevance_from_evidence`` on, queries without ``relevant`` get grades
+        derived from their evidence spans (:mod:`pytest_rag.kernels.relevance`)."""
+        if not settings.relevance_from_evidence:
+            return dataset
+        from ..kernels.relevance import relevance_from_evidence
+
+        return relevance_from_evidence(dataset)
 
 
 def explain_uncounted(builder: ReportBuilder, keys: Collection[str],
@@ -141,12 +190,6 @@ def explain_uncounted(builder: ReportBuilder, keys: Collection[str],
     for key in keys:
         if key in builder.values and builder.values[key] is None:
             builder.set(key, None, reason=UNCOUNTED_REASON)
-
-
-def flag_settings(name: str, value: bool) -> dict[str, bool]:
-    """``{name: True}`` when the flag is on, else nothing (the report's settings
-    then stay as they were before the flag existed)."""
-    return {name: True} if value else {}
 
 
 def _has(value: object) -> bool:

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -12,12 +11,20 @@ from ..kernels.aggregate import ratio
 from ..kernels.evidence import evidence_query_indices, list_overlap
 from ..kernels.ranking import scatter
 from ..settings import validate_setting
-from ._base import ReportBuilder, StageEvaluator
+from ._base import ReportBuilder, StageEvaluator, StageSettings
 
-__all__ = ["AugmentationEvaluator"]
+__all__ = ["AugmentationEvaluator", "AugmentationSettings"]
 
 
-class AugmentationEvaluator(StageEvaluator):
+@dataclass(frozen=True)
+class AugmentationSettings(StageSettings):
+    """The settings of augmentation (see :class:`AugmentationEvaluator`); ``None``:
+    no budget, ``budget_compliant`` is not measured."""
+
+    max_context_tokens: int | None = None
+
+
+class AugmentationEvaluator(StageEvaluator[AugmentationSettings]):
     """Context metrics of ``context_ids`` (the prompt's chunks, in prompt order).
 
     Parameters
@@ -40,18 +47,13 @@ class AugmentationEvaluator(StageEvaluator):
 
     stage = "augmentation"
     inputs = frozenset({"documents", "chunks", "queries", "expected_evidence", "context_ids"})
-    settings_names = ("max_context_tokens",)
+    settings_type = AugmentationSettings
 
     def __init__(self, *, max_context_tokens: int | None = None) -> None:
         self.max_context_tokens: int | None = validate_setting("max_context_tokens",
                                                                max_context_tokens)
 
-    def _settings(self, dataset: Dataset) -> dict[str, Any]:
-        budget = self.max_context_tokens
-        return {"max_context_tokens": budget if budget is not None else validate_setting(
-            "max_context_tokens", dataset.params.max_context_tokens, "params.max_context_tokens")}
-
-    def _compute(self, dataset: Dataset, settings: Mapping[str, Any],
+    def _compute(self, dataset: Dataset, settings: AugmentationSettings,
                  builder: ReportBuilder) -> None:
         queries = dataset.queries
         count = len(queries)
@@ -66,7 +68,7 @@ class AugmentationEvaluator(StageEvaluator):
 
         repeated = ratio(found.listed_total - found.listed, found.listed_total)
         builder.set_per_query("duplicate_ratio", scatter(repeated, rows, count))
-        budget = settings["max_context_tokens"]
+        budget = settings.max_context_tokens
         if budget is not None:
             builder.set_per_query("budget_compliant",
                                   scatter((found.listed_total <= budget).astype(np.float64),

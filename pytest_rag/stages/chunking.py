@@ -14,7 +14,8 @@ interval arithmetic (:mod:`pytest_rag.text.intervals`), never sets of positions.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from dataclasses import dataclass
+from typing import Final
 
 import numpy as np
 import numpy.typing as npt
@@ -29,9 +30,9 @@ from ..settings import setting, validate_setting
 from ..text.intervals import containing, touching_count, union_sizes
 from ..text.markdown import markdown_blocks
 from ..text.tokens import span_intervals
-from ._base import ReportBuilder, StageEvaluator
+from ._base import ReportBuilder, StageEvaluator, StageSettings
 
-__all__ = ["ChunkingEvaluator", "json_equal"]
+__all__ = ["ChunkingEvaluator", "ChunkingSettings", "json_equal"]
 
 DEFAULT_BOUNDARY_TOLERANCE: Final[int] = setting("boundary_tolerance").default
 #: Tokens on each side of a boundary for ``lexical_boundary_clarity``.
@@ -81,7 +82,17 @@ def _greedy_matches(predicted: list[int], ideal: list[int], tolerance: int) -> i
     return matches
 
 
-class ChunkingEvaluator(StageEvaluator):
+@dataclass(frozen=True)
+class ChunkingSettings(StageSettings):
+    """The settings of chunking (see :class:`ChunkingEvaluator`); ``None``: not
+    given, the metric that needs it is not measured."""
+
+    size_limits: tuple[int, int] | None = None
+    boundary_tolerance: int = DEFAULT_BOUNDARY_TOLERANCE
+    required_metadata: tuple[str, ...] | None = None
+
+
+class ChunkingEvaluator(StageEvaluator[ChunkingSettings]):
     """Chunking metrics, pooled over every chunk of the documents that have one.
 
     Parameters
@@ -152,7 +163,7 @@ class ChunkingEvaluator(StageEvaluator):
     stage = "chunking"
     inputs = frozenset({"documents", "chunks", "expected_chunks", "expected_metadata", "queries",
                         "expected_evidence", "chunk_vectors", "sentence_vectors"})
-    settings_names = ("size_limits", "boundary_tolerance", "required_metadata")
+    settings_type = ChunkingSettings
 
     def __init__(self, *, size_limits: Sequence[int] | None = None,
                  boundary_tolerance: int | None = None,
@@ -163,34 +174,24 @@ class ChunkingEvaluator(StageEvaluator):
         self.required_metadata: tuple[str, ...] | None = validate_setting("required_metadata",
                                                                           required_metadata)
 
-    def _settings(self, dataset: Dataset) -> dict[str, Any]:
-        # Params built in Python (not read from a file) are checked here, by the same rule.
-        chosen = {name: getattr(self, name) for name in self.settings_names}
-        given = {name: value if value is not None
-                 else validate_setting(name, getattr(dataset.params, name), f"params.{name}")
-                 for name, value in chosen.items()}
-        if given["boundary_tolerance"] is None:
-            given["boundary_tolerance"] = DEFAULT_BOUNDARY_TOLERANCE
-        return given
-
-    def _compute(self, dataset: Dataset, settings: Mapping[str, Any],
+    def _compute(self, dataset: Dataset, settings: ChunkingSettings,
                  builder: ReportBuilder) -> None:
         if not dataset.chunks:
             return
         positions = positions_of(dataset)
         scope = np.unique(positions.chunk_doc)
         pairs = _neighbour_pairs(positions.chunk_doc)
-        for key, value in _size_metrics(dataset, scope, settings["size_limits"]).items():
+        for key, value in _size_metrics(dataset, scope, settings.size_limits).items():
             builder.set(key, value)
         completeness, fragmentation = _evidence_metrics(dataset, scope)
         builder.set("evidence_completeness", completeness)
         builder.set("evidence_fragmentation", fragmentation)
         builder.set("structural_integrity", _structural_integrity(dataset, scope))
-        builder.set("boundary_f1", _boundary_f1(dataset, scope, settings["boundary_tolerance"]))
+        builder.set("boundary_f1", _boundary_f1(dataset, scope, settings.boundary_tolerance))
         for key, value in _semantic_metrics(dataset, pairs).items():
             builder.set(key, value)
         builder.set("metadata_completeness",
-                    _metadata_completeness(dataset.chunks, settings["required_metadata"]))
+                    _metadata_completeness(dataset.chunks, settings.required_metadata))
         builder.set("metadata_accuracy", _metadata_accuracy(dataset))
         for key, value in _lexical_metrics(dataset, scope, pairs).items():
             builder.set(key, value)

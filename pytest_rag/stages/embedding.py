@@ -8,9 +8,6 @@ vectors and the exact top K of every query) is
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 import numpy as np
 
 from ..dataset.model import ChunkTable, Dataset
@@ -25,7 +22,7 @@ from ..kernels.vector_scan import (
     tie_order,
     unit_rows,
 )
-from ._base import RankedStageEvaluator, ReportBuilder
+from ._base import RankedSettings, RankedStageEvaluator, ReportBuilder
 
 #: The scan's names stay importable from here (benchmarks and older code).
 __all__ = ["EmbeddingEvaluator", "NonFiniteVector", "VectorScan", "scan_vectors", "tie_order"]
@@ -84,7 +81,7 @@ class EmbeddingEvaluator(RankedStageEvaluator):
     # "documents" too: chunks passed as a keyword are checked against them.
     inputs = frozenset({"documents", "chunks", "queries", "relevant", "expected_evidence",
                         "chunk_vectors", "indexed_ids", "query_vector", "ann_ids"})
-    def _compute(self, dataset: Dataset, settings: Mapping[str, Any],
+    def _compute(self, dataset: Dataset, settings: RankedSettings,
                  builder: ReportBuilder) -> None:
         vectors = dataset.vectors
         if vectors is None or vectors.chunk_matrix is None or not vectors.chunk_ids:
@@ -92,7 +89,7 @@ class EmbeddingEvaluator(RankedStageEvaluator):
         matrix = vectors.chunk_matrix
         ids = vectors.chunk_ids
         count = len(ids)
-        k: int = settings["k"]
+        k = settings.k
         queries = dataset.queries
         gold = [[chunk_id for chunk_id, grade in (query.relevant or {}).items() if grade > 0]
                 for query in queries]

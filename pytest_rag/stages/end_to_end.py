@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 import numpy as np
 
 from ..dataset.model import Dataset
 from ..kernels.aggregate import FloatArray, percentile
-from ._base import ReportBuilder, StageEvaluator
+from ._base import ReportBuilder, StageEvaluator, StageSettings
 from .generation import answer_metrics, task_success
 
 __all__ = ["EndToEndEvaluator"]
@@ -24,7 +21,7 @@ def _per_query(dataset: Dataset, field: str) -> FloatArray:
                        dtype=np.float64, count=len(values))
 
 
-class EndToEndEvaluator(StageEvaluator):
+class EndToEndEvaluator(StageEvaluator[StageSettings]):
     """End-to-end metrics of the final answers, latency and cost.  No settings.
 
     Notes
@@ -51,8 +48,9 @@ class EndToEndEvaluator(StageEvaluator):
     stage = "end_to_end"
     inputs = frozenset({"queries", "reference_answer", "answer", "task_success", "latency_ms",
                         "cost_usd", "total_tokens"})
+    settings_type = StageSettings
 
-    def _compute(self, dataset: Dataset, settings: Mapping[str, Any],
+    def _compute(self, dataset: Dataset, settings: StageSettings,
                  builder: ReportBuilder) -> None:
         answers = answer_metrics(dataset, rouge=False)
         builder.set_per_query("answer_exact_match", answers["exact_match"])

@@ -21,7 +21,7 @@ from .retrieval import RetrievalEvaluator
 __all__ = ["EVALUATORS", "evaluate_dataset", "make_evaluator"]
 
 #: Stage key to its evaluator class.
-EVALUATORS: dict[str, type[StageEvaluator]] = {
+EVALUATORS: dict[str, type[StageEvaluator[Any]]] = {
     "chunking": ChunkingEvaluator,
     "embedding": EmbeddingEvaluator,
     "retrieval": RetrievalEvaluator,
@@ -32,7 +32,7 @@ EVALUATORS: dict[str, type[StageEvaluator]] = {
 }
 
 
-def make_evaluator(stage: str, **settings: Any) -> StageEvaluator:
+def make_evaluator(stage: str, **settings: Any) -> StageEvaluator[Any]:
     """The evaluator of ``stage`` with the settings it takes (others are ignored)."""
     if stage not in EVALUATORS:
         raise ValueError(f"unknown stage {stage!r}; known: {', '.join(STAGES)}")

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from itertools import chain
-from typing import Any
 
 import numpy as np
 
@@ -21,9 +21,9 @@ from ..kernels.answers import (
     score_tokens,
 )
 from ..settings import validate_setting
-from ._base import ReportBuilder, StageEvaluator
+from ._base import ReportBuilder, StageEvaluator, StageSettings
 
-__all__ = ["GenerationEvaluator", "answer_metrics"]
+__all__ = ["GenerationEvaluator", "GenerationSettings", "answer_metrics"]
 
 _NAN = float("nan")
 _ANSWER_KEYS = ("exact_match", "answer_precision", "answer_recall", "answer_f1", "rouge_l_f1")
@@ -103,7 +103,14 @@ class _Context:
         return words, nums
 
 
-class GenerationEvaluator(StageEvaluator):
+@dataclass(frozen=True)
+class GenerationSettings(StageSettings):
+    """The settings of generation (see :class:`GenerationEvaluator`)."""
+
+    abstain_phrases: tuple[str, ...] = DEFAULT_ABSTAIN_PHRASES
+
+
+class GenerationEvaluator(StageEvaluator[GenerationSettings]):
     """Generation metrics: the generated ``answer`` against the validated ground truth.
 
     Parameters
@@ -167,22 +174,13 @@ class GenerationEvaluator(StageEvaluator):
     inputs = frozenset({"documents", "chunks", "queries", "reference_answer", "required_facts",
                         "expected_citations", "answerable", "answer", "cited_ids", "abstained",
                         "verified_claims", "task_success", "context_ids", "generation_latency_ms"})
-    settings_names = ("abstain_phrases",)
+    settings_type = GenerationSettings
 
     def __init__(self, *, abstain_phrases: Iterable[str] | None = None) -> None:
         self.abstain_phrases: tuple[str, ...] | None = validate_setting("abstain_phrases",
                                                                         abstain_phrases)
 
-    def _settings(self, dataset: Dataset) -> dict[str, Any]:
-        phrases = self.abstain_phrases
-        if phrases is None:
-            phrases = validate_setting("abstain_phrases", dataset.params.abstain_phrases,
-                                       "params.abstain_phrases")
-        if phrases is None:
-            phrases = DEFAULT_ABSTAIN_PHRASES
-        return {"abstain_phrases": tuple(phrases)}
-
-    def _compute(self, dataset: Dataset, settings: Mapping[str, Any],
+    def _compute(self, dataset: Dataset, settings: GenerationSettings,
                  builder: ReportBuilder) -> None:
         count = len(dataset.queries)
         # Each answer is tokenized once; its tokens serve every metric.
@@ -191,7 +189,7 @@ class GenerationEvaluator(StageEvaluator):
         for key, values in answer_metrics(dataset, tokens=tokens).items():
             builder.set_per_query(key, values)
         out = {key: np.full(count, _NAN) for key in _QUERY_KEYS}
-        phrases = tuple(norm for norm in map(normalize, settings["abstain_phrases"]) if norm)
+        phrases = tuple(norm for norm in map(normalize, settings.abstain_phrases) if norm)
         context = _Context(dataset) if dataset.chunks else None
         for i, query in enumerate(dataset.queries):
             entry = dataset.run.get(query.id)

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from functools import partial
 from operator import is_not
-from typing import Any
 
 import numpy as np
 
 from ..dataset.model import Dataset
 from ..kernels.ranking import first_relevant_rank, ranking_per_query
 from ..kernels.relevance import uncounted_queries
-from ._base import RankedStageEvaluator, ReportBuilder, explain_uncounted
+from ._base import RankedSettings, RankedStageEvaluator, ReportBuilder, explain_uncounted
 
 __all__ = ["RerankingEvaluator"]
 
@@ -52,9 +50,9 @@ class RerankingEvaluator(RankedStageEvaluator):
     stage = "reranking"
     inputs = frozenset({"documents", "chunks", "queries", "relevant", "expected_evidence",
                         "retrieved_ids", "reranked_ids"})
-    def _compute(self, dataset: Dataset, settings: Mapping[str, Any],
+    def _compute(self, dataset: Dataset, settings: RankedSettings,
                  builder: ReportBuilder) -> None:
-        k = settings["k"]
+        k = settings.k
         queries = dataset.queries
         count = len(queries)
         entries = [dataset.run.get(query.id) for query in queries]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -17,7 +16,7 @@ from ..kernels.ranking import (
     top_k_of_each,
 )
 from ..kernels.relevance import uncounted_queries
-from ._base import RankedStageEvaluator, ReportBuilder, explain_uncounted
+from ._base import RankedSettings, RankedStageEvaluator, ReportBuilder, explain_uncounted
 
 __all__ = ["RetrievalEvaluator"]
 
@@ -52,9 +51,9 @@ class RetrievalEvaluator(RankedStageEvaluator):
     stage = "retrieval"
     inputs = frozenset({"documents", "chunks", "queries", "relevant", "expected_evidence",
                         "retrieved_ids", "retrieval_latency_ms"})
-    def _compute(self, dataset: Dataset, settings: Mapping[str, Any],
+    def _compute(self, dataset: Dataset, settings: RankedSettings,
                  builder: ReportBuilder) -> None:
-        k = settings["k"]
+        k = settings.k
         queries = dataset.queries
         lists = [None if (entry := dataset.run.get(query.id)) is None else entry.retrieved_ids
                  for query in queries]

@@ -4,7 +4,9 @@ validated alike by the parser, the evaluators and the command line, and the READ
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import re
+import typing
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +69,64 @@ def test_the_evaluators_take_exactly_the_evaluator_rows() -> None:
     for stage, cls in EVALUATORS.items():
         assert set(cls.settings_names) == {name for name, row in rows.items()
                                            if stage in row.stages}, stage
+
+
+#: Per kind: the type of a typed setting field (``validate_setting`` returns it).
+FIELD_TYPES: dict[str, object] = {"whole": int, "pair": tuple[int, int], "flag": bool,
+                                  "strings": tuple[str, ...], "text": str}
+
+
+@pytest.mark.parametrize("stage", list(EVALUATORS))
+def test_each_stage_reads_its_rows_as_typed_fields(stage: str) -> None:
+    """The typed settings a stage's ``_compute`` gets have one field per table row of
+    the stage, of the row's type, whose default is the row's (``None``: optional)."""
+    cls = EVALUATORS[stage]
+    rows = [row for row in SETTINGS if stage in row.stages]
+    hints = typing.get_type_hints(cls.settings_type)
+    assert cls.settings_type.names() == tuple(row.name for row in rows) == cls.settings_names
+    for row, item in zip(rows, dataclasses.fields(cls.settings_type)):
+        base = FIELD_TYPES[row.kind]
+        if row.default is not None:
+            assert item.default == row.default, row.name
+        if row.default is None and not row.default_note:
+            assert item.default is None and hints[row.name] == base | None, row.name
+        else:
+            assert item.default is not None and hints[row.name] == base, row.name
+    assert cls.settings_type.__dataclass_params__.frozen  # type: ignore[attr-defined]
+
+
+def test_a_stage_gets_every_setting_typed_and_the_report_the_mapping() -> None:
+    """``_compute`` reads attributes; the report's settings are the mapping they were."""
+    given = {"size_limits": (1, 9), "boundary_tolerance": 2, "required_metadata": ["a"],
+             "k": 3, "relevance_from_evidence": True, "max_context_tokens": 40,
+             "abstain_phrases": ["no idea"]}
+    seen: dict[str, object] = {}
+    for stage, cls in EVALUATORS.items():
+        names = cls.settings_names
+        original = cls._compute
+
+        def spy(self: Any, dataset: Any, settings: Any, builder: Any) -> None:
+            seen[self.stage] = settings
+
+        cls._compute = spy  # type: ignore[method-assign]
+        try:
+            report = cls(**{name: given[name] for name in names}).evaluate()
+        finally:
+            cls._compute = original  # type: ignore[method-assign]
+        assert isinstance(seen[stage], cls.settings_type)
+        assert dict(report.settings) == {name: validate_setting(name, given[name])
+                                         for name in names}
+    defaults = {stage: dict(cls().evaluate().settings) for stage, cls in EVALUATORS.items()}
+    assert defaults["chunking"] == {"size_limits": None, "boundary_tolerance": 0,
+                                    "required_metadata": None}
+    assert defaults["retrieval"] == {"k": 5}  # a flag that is off is left out
+    assert defaults["augmentation"] == {"max_context_tokens": None}
+    assert defaults["end_to_end"] == {}
+    params = Params(k=2, relevance_from_evidence=True, max_context_tokens=7)
+    assert dict(EVALUATORS["reranking"]().evaluate(Dataset(params=params)).settings) == {
+        "k": 2, "relevance_from_evidence": True}
+    assert dict(EVALUATORS["reranking"](k=4).evaluate(Dataset(params=params)).settings) == {
+        "k": 4, "relevance_from_evidence": True}
 
 
 @pytest.mark.parametrize("row", [row for row in SETTINGS if row.params], ids=_ids)
