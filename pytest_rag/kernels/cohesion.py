@@ -22,6 +22,7 @@ measured (:attr:`Cohesion.over`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -30,7 +31,7 @@ import numpy.typing as npt
 
 from .int_keys import divide, group_starts, jaccard_counts, ranges, remainder
 
-__all__ = ["PAIR_BUDGET", "PAIR_WORD_LIMIT", "Cohesion", "cohesion"]
+__all__ = ["PAIR_BUDGET", "PAIR_WORD_LIMIT", "Cohesion", "cohesion", "set_cohesion"]
 
 #: Pair keys generated at a time (each a few 8-byte arrays of this length at most).
 PAIR_BUDGET: int = 1 << 20
@@ -124,6 +125,29 @@ def cohesion(keys: _Keys, chunk_word: _Keys, first_of_word: npt.NDArray[np.bool_
     counted = pieces[multi].astype(np.float64)
     result: npt.NDArray[np.float64] = sums[multi] / (counted * (counted - 1) / 2)
     return Cohesion(result, np.array(over, dtype=np.int64), np.array(pair_words, dtype=np.int64))
+
+
+def set_cohesion(parts: Sequence[set[str]]) -> tuple[float | None, int]:
+    """Mean Jaccard of all pairs of ``parts`` (at least two non-empty sets) as
+    :func:`cohesion` computes it for a chunk, and the (pair of distinct parts,
+    shared word) counts it needed; ``None`` for the mean over the limit."""
+    ids: dict[str, int] = {}
+    sizes = np.fromiter(map(len, parts), dtype=np.int64, count=len(parts))
+    word = np.fromiter((ids.setdefault(token, len(ids)) for part in parts for token in part),
+                       dtype=np.int64, count=int(sizes.sum()))
+    part = np.repeat(np.arange(len(parts), dtype=np.int64), sizes)
+    order = np.lexsort((part, word))
+    word, part = word[order], part[order]
+    first_of_word = np.ones(word.shape[0], dtype=bool)
+    first_of_word[1:] = word[1:] != word[:-1]
+    holders = np.diff(np.append(np.flatnonzero(first_of_word), word.shape[0]))
+    needed = int((holders * (holders - 1) // 2).sum())
+    if needed > _GROUP_ABOVE:
+        total, needed = _large_sum(part, first_of_word, len(parts))
+    else:
+        total = _blocked_sum(part, first_of_word, len(parts))
+    count = len(parts)
+    return (None if total is None else total / (count * (count - 1) / 2)), needed
 
 
 def _mixed(values: _IntArray) -> npt.NDArray[np.uint64]:

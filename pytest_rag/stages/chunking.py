@@ -393,8 +393,7 @@ def _lexical_metrics(dataset: Dataset, scope: _IntArray, pairs: tuple[_IntArray,
     int64 and is the reference the tests compare it with.
     """
     values = lexical_metrics(dataset, scope, pairs)
-    return values if values is not None else LexicalMetrics(
-        lexical_metrics_sets(dataset, scope, pairs))
+    return values if values is not None else lexical_metrics_sets(dataset, scope, pairs)
 
 
 def _unmeasured_reason(dataset: Dataset, lexical: LexicalMetrics) -> str:

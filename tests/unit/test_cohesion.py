@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from pytest_rag.dataset.parser import parse_dataset
 from pytest_rag.kernels import cohesion
-from pytest_rag.kernels.lexical_sets import jaccard
+from pytest_rag.kernels.lexical_sets import jaccard, mean_pair_jaccard
+from pytest_rag.stages import chunking
 from pytest_rag.stages.chunking import ChunkingEvaluator
 
 #: Parts of one chunk: non-empty sets of a few words, so that many are alike.
@@ -134,3 +135,33 @@ def test_a_chunk_over_the_limit_is_not_measured_and_named() -> None:
     assert report["lexical_chunk_stickiness"] is None  # no neighbours, as before
     assert ChunkingEvaluator().evaluate(_one_chunk_each(small="One two. Two three."))[
         "lexical_cohesion"] == pytest.approx(1 / 3)
+
+
+@settings(max_examples=200, deadline=None)
+@given(PARTS, st.booleans())
+def test_sets_through_the_kernel_give_the_loop_over_pairs(parts: list[frozenset[int]],
+                                                          grouped: bool) -> None:
+    """The set path's large chunks: the kernel on one chunk of Python sets."""
+    sets = [{f"w{word}" for word in part} for part in parts]
+    with pytest.MonkeyPatch.context() as patch:
+        if grouped:
+            patch.setattr(cohesion, "_GROUP_ABOVE", -1)
+        value, _ = cohesion.set_cohesion(sets)
+    expected = mean_pair_jaccard(sets)
+    if grouped:
+        assert value == pytest.approx(expected, rel=1e-12, abs=1e-12)
+    else:
+        assert value == expected
+
+
+def test_the_set_path_groups_and_limits_as_the_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where integer keys would not fit an int64 the stage uses Python sets: a chunk of
+    many sentences there is grouped and limited the same way, not looped over."""
+    monkeypatch.setattr(chunking, "lexical_metrics", lambda *args: None)
+    evaluator = ChunkingEvaluator()
+    assert evaluator.evaluate(_one_chunk_each(a="a. " * 30_000))["lexical_cohesion"] == 1.0
+    big = " ".join(f"the w{i}." for i in range(25_000))
+    report = evaluator.evaluate(_one_chunk_each(small="One two.", big=big, other=big))
+    assert report["lexical_cohesion"] is None
+    assert report.missing["lexical_cohesion"].startswith(
+        "chunk 'big' (and 1 more chunk) has 312,487,500 (sentence pair, shared word) counts")

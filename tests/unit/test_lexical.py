@@ -50,8 +50,8 @@ def _both(dataset: object) -> tuple[dict[str, float | None] | None, dict[str, fl
     pairs = chunking._neighbour_pairs(positions.chunk_doc)
     found = lexical.lexical_metrics(dataset, scope, pairs)  # type: ignore[arg-type]
     assert found is None or not found.unmeasured
-    return (None if found is None else found.values,
-            lexical_sets.lexical_metrics_sets(dataset, scope, pairs))  # type: ignore[arg-type]
+    sets = lexical_sets.lexical_metrics_sets(dataset, scope, pairs)  # type: ignore[arg-type]
+    return None if found is None else found.values, sets.values
 
 
 def _close(new: dict[str, float | None] | None, old: dict[str, float | None]) -> None:
