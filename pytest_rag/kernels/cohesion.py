@@ -29,7 +29,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from .int_keys import divide, group_starts, jaccard_counts, ranges, remainder
+from .int_keys import divide, group_starts, jaccard_counts, ranges, remainder, run_counts
 
 __all__ = ["PAIR_BUDGET", "PAIR_WORD_LIMIT", "Cohesion", "cohesion", "set_cohesion"]
 
@@ -88,6 +88,7 @@ def cohesion(keys: _Keys, chunk_word: _Keys, first_of_word: npt.NDArray[np.bool_
                         minlength=n)
     ends = np.cumsum(pairs)
     large = pairs > _GROUP_ABOVE
+    large_rows = np.append(np.flatnonzero(large), n)  # each run stops at the next of them
     sums = np.zeros(n, dtype=np.float64)
     over: list[int] = []
     pair_words: list[int] = []
@@ -108,9 +109,7 @@ def cohesion(keys: _Keys, chunk_word: _Keys, first_of_word: npt.NDArray[np.bool_
             continue
         done = float(ends[first - 1]) if first else 0.0
         stop = max(int(np.searchsorted(ends, done + PAIR_BUDGET, side="right")), first + 1)
-        later_large = np.flatnonzero(large[first:stop])
-        if later_large.shape[0]:
-            stop = first + int(later_large[0])
+        stop = min(stop, int(large_rows[np.searchsorted(large_rows, first)]))
         hi = int(np.searchsorted(chunk, stop, side="left"))
         if stop == first + 1 and pairs[first] > PAIR_BUDGET:
             sums[first] = _blocked_sum(remainder(keys[lo:hi], parts).astype(np.int64),
@@ -140,14 +139,20 @@ def set_cohesion(parts: Sequence[set[str]]) -> tuple[float | None, int]:
     word, part = word[order], part[order]
     first_of_word = np.ones(word.shape[0], dtype=bool)
     first_of_word[1:] = word[1:] != word[:-1]
-    holders = np.diff(np.append(np.flatnonzero(first_of_word), word.shape[0]))
-    needed = int((holders * (holders - 1) // 2).sum())
+    needed = _pair_words(first_of_word)
     if needed > _GROUP_ABOVE:
         total, needed = _large_sum(part, first_of_word, len(parts))
     else:
         total = _blocked_sum(part, first_of_word, len(parts))
     count = len(parts)
     return (None if total is None else total / (count * (count - 1) / 2)), needed
+
+
+def _pair_words(first_of_word: npt.NDArray[np.bool_]) -> int:
+    """The (pair of parts, shared word) counts of one chunk: ``m (m - 1) / 2`` for each
+    word held by ``m`` parts (``first_of_word``: where each word's run starts)."""
+    holders = np.diff(np.append(np.flatnonzero(first_of_word), first_of_word.shape[0]))
+    return int((holders * (holders - 1) // 2).sum())
 
 
 def _mixed(values: _IntArray) -> npt.NDArray[np.uint64]:
@@ -162,7 +167,7 @@ def _mixed(values: _IntArray) -> npt.NDArray[np.uint64]:
     return z
 
 
-def identical_parts(part: _IntArray, word: _IntArray, size: int) -> _IntArray:
+def _identical_parts(part: _IntArray, word: _IntArray, size: int) -> _IntArray:
     """For each of the ``size`` parts of a chunk, the first part with the same set of words.
 
     ``part`` and ``word`` are the distinct ``(word, part)`` of the chunk, sorted
@@ -197,7 +202,7 @@ def _large_sum(part: _IntArray, first_of_word: npt.NDArray[np.bool_],
     parts grouped, and the (pair of groups, shared word) counts that needed;
     ``None`` for the sum when those exceed :data:`PAIR_WORD_LIMIT`."""
     word = np.cumsum(first_of_word) - 1
-    same_as = identical_parts(part, word, size)
+    same_as = _identical_parts(part, word, size)
     kept = same_as == np.arange(size, dtype=np.int64)
     groups = int(np.count_nonzero(kept))
     number = np.cumsum(kept) - 1  # a kept part's group, in part order
@@ -206,8 +211,7 @@ def _large_sum(part: _IntArray, first_of_word: npt.NDArray[np.bool_],
     grouped, grouped_word = number[part[keep]], word[keep]
     grouped_first = np.ones(grouped.shape[0], dtype=bool)
     grouped_first[1:] = grouped_word[1:] != grouped_word[:-1]
-    holders = np.diff(np.append(np.flatnonzero(grouped_first), grouped.shape[0]))
-    needed = int((holders * (holders - 1) // 2).sum())
+    needed = _pair_words(grouped_first)
     if needed > PAIR_WORD_LIMIT:
         return None, needed
     if groups == size:  # no two parts alike: the pairwise sum itself
@@ -261,11 +265,7 @@ def _blocked_sum(part: _IntArray, first_of_word: npt.NDArray[np.bool_], size: in
         else:
             pair_key = (first - a0) * size + second
             pair_key.sort()
-            new = np.ones(pair_key.shape[0], dtype=bool)
-            new[1:] = pair_key[1:] != pair_key[:-1]
-            starts = np.flatnonzero(new)
-            found = pair_key[starts]  # ascending: pairs in (a, b) order
-            shared = np.diff(np.append(starts, pair_key.shape[0])).astype(np.float64)
+            found, shared = run_counts(pair_key)  # ascending: pairs in (a, b) order
         a, b = np.divmod(found, size)
         jaccard = jaccard_counts(shared, part_words[a + a0], part_words[b])
         if weight is not None:
@@ -315,15 +315,8 @@ def _pair_sums(keys: _Keys, chunk: _Keys, first_of_word: npt.NDArray[np.bool_],
     low_mask = dtype((1 << bits) - 1)
     pair_key = np.repeat(member_part << dtype(bits), later) + (member_part[second] & low_mask)
     pair_key.sort()
-    if pair_key.shape[0]:
-        new = np.empty(pair_key.shape[0], dtype=bool)
-        new[0] = True
-        np.not_equal(pair_key[1:], pair_key[:-1], out=new[1:])
-        starts = np.flatnonzero(new)
-        shared = pair_key[starts].astype(np.int64)
-        inter = np.diff(np.append(starts, pair_key.shape[0])).astype(np.float64)
-    else:
-        shared, inter = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+    found, inter = run_counts(pair_key)
+    shared = found.astype(np.int64)
     first_part = shared >> bits
     second_part = ((first_part >> bits) << bits) + (shared & ((1 << bits) - 1))
     jaccard = jaccard_counts(inter, part_words[first_part], part_words[second_part])

@@ -64,7 +64,7 @@ def test_identical_parts_are_grouped_only_when_alike(parts: list[frozenset[int]]
         if collide:
             patch.setattr(cohesion, "_mixed",
                           lambda values: np.zeros(values.shape[0], dtype=np.uint64))
-        same_as = cohesion.identical_parts(part, word, len(parts)).tolist()
+        same_as = cohesion._identical_parts(part, word, len(parts)).tolist()
         grouped, _ = cohesion._large_sum(part, first_of_word, len(parts))
     for index, first in enumerate(same_as):
         assert parts[first] == parts[index] and first <= index
@@ -89,14 +89,16 @@ def _repetitive(seed: int) -> object:
                           "chunks": chunks})
 
 
+@pytest.mark.parametrize("above", [-1, 20])
 @pytest.mark.parametrize("seed", range(30))
 def test_grouping_every_chunk_keeps_the_values(monkeypatch: pytest.MonkeyPatch,
-                                               seed: int) -> None:
+                                               seed: int, above: int) -> None:
     """Below the size that groups identical sentences the pairwise pass runs; grouped
-    at every size, each chunk's value agrees to 1e-12."""
+    at every size (or from 20 counts, between runs of smaller chunks), each chunk's
+    value agrees to 1e-12."""
     dataset = _repetitive(seed)
     pairwise = ChunkingEvaluator().evaluate(dataset)["lexical_cohesion"]
-    monkeypatch.setattr(cohesion, "_GROUP_ABOVE", -1)
+    monkeypatch.setattr(cohesion, "_GROUP_ABOVE", above)
     grouped = ChunkingEvaluator().evaluate(_repetitive(seed))["lexical_cohesion"]
     assert (grouped is None) == (pairwise is None)
     if pairwise is not None:
