@@ -588,3 +588,40 @@ def test_a_multi_megabyte_id_is_cut_in_failure_text(tmp_path: Path) -> None:
     assert "queries worse in" in done.stdout and "characters left out)" in done.stdout
     assert len(done.stdout) < 20_000
     assert (tmp_path / "junit.xml").stat().st_size < 30_000
+
+
+# -- one chunk of millions of sentences ----------------------------------------------------
+
+#: One document as one chunk.  "a. " 2,000,000 times: 2e12 (sentence pair, shared word)
+#: counts, all of identical sentences, measured exactly (1.0).  500,000 different
+#: sentences sharing "the": 1.25e11 counts, over the limit, not measured.
+HUGE_CHUNKS = [pytest.param("a. " * 2_000_000, "1.000", id="identical-sentences"),
+               pytest.param(" ".join(f"the w{i}." for i in range(500_000)),
+                            "not measured  chunk 'whole' has 124,999,750,000 (sentence pair, "
+                            "shared word) counts, over the limit of 200,000,000 per chunk",
+                            id="sentences-sharing-a-word")]
+
+
+@pytest.mark.parametrize(("text", "shown"), HUGE_CHUNKS)
+def test_lexical_cohesion_of_one_huge_chunk_ends_within_the_limits(tmp_path: Path, text: str,
+                                                                   shown: str) -> None:
+    """The pairs of sentences grow with the square of a chunk's sentences: these took
+    days.  Through the command line and through pytest: a value or the reason."""
+    gold = {"documents": [{"id": "d", "text": text}],
+            "chunks": [{"id": "whole", "doc_id": "d", "start": 0, "end": len(text)}]}
+    (tmp_path / "gold.json").write_text(json.dumps(gold), encoding="utf-8")
+    done = limited_run([sys.executable, "-m", "pytest_rag", "evaluate", "gold.json",
+                        "--stage", "chunking"], tmp_path)
+    assert done.returncode == 0, done.stderr[-2_000:]
+    assert re.search(r"^lexical_cohesion +" + re.escape(shown), done.stdout, re.MULTILINE)
+    _pytest_project(tmp_path, "gold.json")
+    measured = shown == "1.000"
+    (tmp_path / "test_rag.py").write_text(
+        "def test_it(rag):\n"
+        "    report = rag.evaluate()['chunking']\n"
+        f"    assert report['lexical_cohesion'] == {1.0 if measured else None}\n"
+        f"    assert {not measured} == ('over the limit' in "
+        "report.missing.get('lexical_cohesion', ''))\n", encoding="utf-8")
+    done = limited_run(PYTEST, tmp_path)
+    assert done.returncode == 0, done.stdout[-2_000:] + done.stderr[-2_000:]
+    assert "Traceback" not in done.stdout + done.stderr

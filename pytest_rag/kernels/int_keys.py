@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["divide", "group_starts", "jaccard_counts", "ranges", "remainder"]
+__all__ = ["divide", "group_starts", "jaccard_counts", "ranges", "remainder", "run_counts"]
 
 _IntArray = npt.NDArray[np.int64]
 #: Integer keys, 32 or 64-bit.
@@ -45,3 +45,14 @@ def remainder(values: _Keys, divisor: int) -> _Keys:
     if divisor & (divisor - 1) == 0:
         return values & (divisor - 1)
     return values % divisor
+
+
+def run_counts(keys: _Keys) -> tuple[_Keys, npt.NDArray[np.float64]]:
+    """The distinct values of the sorted ``keys``, ascending, and how many times each occurs."""
+    if keys.shape[0] == 0:
+        return keys, np.zeros(0, dtype=np.float64)
+    new = np.empty(keys.shape[0], dtype=bool)
+    new[0] = True
+    np.not_equal(keys[1:], keys[:-1], out=new[1:])
+    starts = np.flatnonzero(new)
+    return keys[starts], np.diff(np.append(starts, keys.shape[0])).astype(np.float64)

@@ -3,12 +3,16 @@
 :func:`lexical_metrics_sets` gives, with Python sets of words, what
 :func:`pytest_rag.kernels.lexical.lexical_metrics` computes on integer word
 ids; the chunking stage uses it where those integer keys would not fit an
-int64, and the tests compare the two.
+int64, and the tests compare the two.  A chunk of more than
+:data:`SET_PAIRS` sentence pairs goes through
+:func:`pytest_rag.kernels.cohesion.set_cohesion` (its identical sentences
+grouped, and its limit), not through a loop over every pair.
 """
 
 from __future__ import annotations
 
 from itertools import pairwise
+from typing import Final
 
 import numpy as np
 import numpy.typing as npt
@@ -16,12 +20,16 @@ import numpy.typing as npt
 from ..dataset.model import Dataset
 from ..text.tokens import code_points, point_table
 from .aggregate import mean_or_none
-from .lexical import EDGE_TOKENS, sentence_starts
+from .cohesion import set_cohesion
+from .lexical import EDGE_TOKENS, LexicalMetrics, sentence_starts
 from .positions import positions_of
 
-__all__ = ["jaccard", "lexical_metrics_sets", "mean_pair_jaccard", "sentence_breaks"]
+__all__ = ["SET_PAIRS", "jaccard", "lexical_metrics_sets", "mean_pair_jaccard",
+           "sentence_breaks"]
 
 _IntArray = npt.NDArray[np.int64]
+#: Sentence pairs of a chunk above which its cohesion is not a loop over the pairs.
+SET_PAIRS: Final = 1 << 20
 
 
 def jaccard(left: set[str], right: set[str]) -> float:
@@ -57,7 +65,7 @@ def sentence_breaks(text: str) -> _IntArray:
 
 
 def lexical_metrics_sets(dataset: Dataset, scope: _IntArray,
-                          pairs: tuple[_IntArray, _IntArray]) -> dict[str, float | None]:
+                          pairs: tuple[_IntArray, _IntArray]) -> LexicalMetrics:
     """Word-overlap proxies over the tokens of each chunk's text, with Python sets.
 
     A chunk's tokens are the document's tokens it overlaps, the first and
@@ -71,6 +79,7 @@ def lexical_metrics_sets(dataset: Dataset, scope: _IntArray,
     heads: list[set[str]] = [set()] * n
     tails: list[set[str]] = [set()] * n
     cohesion: list[float] = []
+    unmeasured: list[tuple[int, int]] = []
     chunk_start = np.fromiter((c.start for c in dataset.chunks), dtype=np.int64, count=n)
     chunk_end = np.fromiter((c.end for c in dataset.chunks), dtype=np.int64, count=n)
     for doc in scope.tolist():
@@ -105,11 +114,20 @@ def lexical_metrics_sets(dataset: Dataset, scope: _IntArray,
             tails[row] = set(tokens[-EDGE_TOKENS:])
             if cut_to[k] > cut_from[k]:
                 edges = [0, *(cut - a for cut in new_sentence[cut_from[k]:cut_to[k]]), b - a]
-                cohesion.append(mean_pair_jaccard(
-                    [set(tokens[x:y]) for x, y in pairwise(edges)]))
+                parts = [set(tokens[x:y]) for x, y in pairwise(edges)]
+                if len(parts) * (len(parts) - 1) // 2 <= SET_PAIRS:
+                    cohesion.append(mean_pair_jaccard(parts))
+                    continue
+                value, needed = set_cohesion(parts)
+                if value is None:
+                    unmeasured.append((row, needed))
+                else:
+                    cohesion.append(value)
     left, right = pairs[0].tolist(), pairs[1].tolist()
     clarity = [1.0 - jaccard(tails[i], heads[j]) for i, j in zip(left, right)]
     stickiness = [jaccard(all_sets[i], all_sets[j]) for i, j in zip(left, right)]
-    return {"lexical_cohesion": mean_or_none(cohesion),
-            "lexical_boundary_clarity": mean_or_none(clarity),
-            "lexical_chunk_stickiness": mean_or_none(stickiness)}
+    unmeasured.sort()
+    return LexicalMetrics({"lexical_cohesion": None if unmeasured else mean_or_none(cohesion),
+                           "lexical_boundary_clarity": mean_or_none(clarity),
+                           "lexical_chunk_stickiness": mean_or_none(stickiness)},
+                          tuple(unmeasured))

@@ -21,8 +21,10 @@ import numpy as np
 import numpy.typing as npt
 
 from ..dataset.model import Chunk, Dataset, Document, EvidenceSpan
+from ..escaping import quoted
 from ..kernels.aggregate import mean_or_none
-from ..kernels.lexical import lexical_metrics
+from ..kernels.cohesion import PAIR_WORD_LIMIT
+from ..kernels.lexical import LexicalMetrics, lexical_metrics
 from ..kernels.lexical_sets import lexical_metrics_sets
 from ..kernels.positions import positions_of
 from ..kernels.vector_scan import sentence_metrics, unit_vectors
@@ -148,7 +150,10 @@ class ChunkingEvaluator(StageEvaluator[ChunkingSettings]):
       left and the first 12 right; ``lexical_chunk_stickiness``: mean ``J``
       of the neighbours' token sets.  Tokens are those of the chunk text (a
       word cut by a boundary gives its cut part).  ``J`` of two empty sets
-      is 0.
+      is 0.  ``lexical_cohesion`` is ``None`` when a chunk needs more than
+      :data:`~pytest_rag.kernels.cohesion.PAIR_WORD_LIMIT` (sentence pair,
+      shared word) counts, identical sentences counted once (the reason
+      names the chunk).
 
     Examples
     --------
@@ -193,8 +198,11 @@ class ChunkingEvaluator(StageEvaluator[ChunkingSettings]):
         builder.set("metadata_completeness",
                     _metadata_completeness(dataset.chunks, settings.required_metadata))
         builder.set("metadata_accuracy", _metadata_accuracy(dataset))
-        for key, value in _lexical_metrics(dataset, scope, pairs).items():
+        lexical = _lexical_metrics(dataset, scope, pairs)
+        for key, value in lexical.values.items():
             builder.set(key, value)
+        if lexical.unmeasured:
+            builder.set("lexical_cohesion", None, reason=_unmeasured_reason(dataset, lexical))
 
 
 # -- positional metrics ------------------------------------------------------
@@ -376,7 +384,7 @@ def _metadata_accuracy(dataset: Dataset) -> float | None:
 
 # -- words -------------------------------------------------------------------
 def _lexical_metrics(dataset: Dataset, scope: _IntArray, pairs: tuple[_IntArray, _IntArray]
-                     ) -> dict[str, float | None]:
+                     ) -> LexicalMetrics:
     """Word-overlap proxies over the tokens of each chunk's text.
 
     Computed on integer word ids by :func:`pytest_rag.kernels.lexical.lexical_metrics`
@@ -387,3 +395,15 @@ def _lexical_metrics(dataset: Dataset, scope: _IntArray, pairs: tuple[_IntArray,
     """
     values = lexical_metrics(dataset, scope, pairs)
     return values if values is not None else lexical_metrics_sets(dataset, scope, pairs)
+
+
+def _unmeasured_reason(dataset: Dataset, lexical: LexicalMetrics) -> str:
+    """Why ``lexical_cohesion`` is ``None``: the first chunk it could not measure."""
+    row, counts = lexical.unmeasured[0]
+    chunk_id = dataset.chunks[row].id
+    name = f"chunk {quoted(chunk_id)}" if chunk_id is not None else f"chunks[{row}]"
+    others = len(lexical.unmeasured) - 1
+    more = f" (and {others:,} more chunk{'s' if others > 1 else ''})" if others else ""
+    return (f"{name}{more} has {counts:,} (sentence pair, "
+            f"shared word) counts, over the limit of {PAIR_WORD_LIMIT:,} per chunk "
+            "(identical sentences counted once): not computed")

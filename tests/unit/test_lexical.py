@@ -48,8 +48,10 @@ def _both(dataset: object) -> tuple[dict[str, float | None] | None, dict[str, fl
     positions = positions_of(dataset)
     scope = np.unique(positions.chunk_doc)
     pairs = chunking._neighbour_pairs(positions.chunk_doc)
-    return (lexical.lexical_metrics(dataset, scope, pairs),  # type: ignore[arg-type]
-            lexical_sets.lexical_metrics_sets(dataset, scope, pairs))  # type: ignore[arg-type]
+    found = lexical.lexical_metrics(dataset, scope, pairs)  # type: ignore[arg-type]
+    assert found is None or not found.unmeasured
+    sets = lexical_sets.lexical_metrics_sets(dataset, scope, pairs)  # type: ignore[arg-type]
+    return None if found is None else found.values, sets.values
 
 
 def _close(new: dict[str, float | None] | None, old: dict[str, float | None]) -> None:

@@ -23,7 +23,9 @@ every set operation a sort of integer keys:
    two sets is the number of keys they share, counted by sorting both key
    lists together.  Neighbour pairs (stickiness, clarity) share keys through
    their pair number; the sentence pairs of a chunk (cohesion) through every
-   pair of sentences that holds a word, generated per ``(chunk, word)`` group.
+   pair of sentences that holds a word, generated per ``(chunk, word)`` group
+   (:mod:`pytest_rag.kernels.cohesion`; a chunk needing too many is not
+   measured, :attr:`LexicalMetrics.unmeasured`).
 
 Documents are processed in blocks of about a million characters, so memory
 stays a few arrays of that size whatever the corpus.
@@ -32,6 +34,7 @@ stays a few arrays of that size whatever the corpus.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import partial
 from typing import Any, Final
 
@@ -40,6 +43,7 @@ import numpy.typing as npt
 
 from ...dataset.model import Dataset, chunk_spans
 from ..aggregate import mean_or_none
+from ..cohesion import Cohesion
 from ..cohesion import cohesion as _cohesion
 from ..int_keys import divide as _divide
 from ..int_keys import group_starts as _group_starts
@@ -56,7 +60,7 @@ from .words import (
     unique_sorted,
 )
 
-__all__ = ["EDGE_TOKENS", "lexical_metrics", "sentence_starts"]
+__all__ = ["EDGE_TOKENS", "LexicalMetrics", "lexical_metrics", "sentence_starts"]
 
 #: Tokens on each side of a boundary for ``lexical_boundary_clarity``.
 EDGE_TOKENS: Final = 12
@@ -68,6 +72,26 @@ _KEYS_32: int = 2**31
 _IntArray = npt.NDArray[np.int64]
 #: Integer keys, 32 or 64-bit (see ``_KEYS_32``).
 _Keys = npt.NDArray[np.signedinteger[Any]]
+
+
+@dataclass(frozen=True)
+class LexicalMetrics:
+    """The three lexical chunking metrics, and the chunks ``lexical_cohesion`` left out.
+
+    Attributes
+    ----------
+    values:
+        ``lexical_cohesion``, ``lexical_boundary_clarity`` and
+        ``lexical_chunk_stickiness``; ``lexical_cohesion`` is ``None`` when a
+        chunk was not measured.
+    unmeasured:
+        ``(chunk row, counts)`` of each chunk whose cohesion needed more
+        (pair of distinct sentence parts, shared word) counts than
+        :data:`pytest_rag.kernels.cohesion.PAIR_WORD_LIMIT`, in chunk order.
+    """
+
+    values: dict[str, float | None]
+    unmeasured: tuple[tuple[int, int], ...] = ()
 
 
 def _blocks(docs: Sequence[int], sizes: Sequence[int]) -> list[list[int]]:
@@ -95,7 +119,7 @@ def _pair_counts(left_keys: _Keys, right_keys: _Keys) -> _Keys:
 
 
 def lexical_metrics(dataset: Dataset, scope: _IntArray, pairs: tuple[_IntArray, _IntArray]
-                    ) -> dict[str, float | None] | None:
+                    ) -> LexicalMetrics | None:
     """``lexical_cohesion``, ``lexical_boundary_clarity`` and ``lexical_chunk_stickiness``.
 
     ``scope`` are the documents that have a chunk, ``pairs`` the ``(left, right)``
@@ -131,6 +155,7 @@ def lexical_metrics(dataset: Dataset, scope: _IntArray, pairs: tuple[_IntArray, 
     cohesion: list[npt.NDArray[np.float64]] = []
     clarity: list[npt.NDArray[np.float64]] = []
     stickiness: list[npt.NDArray[np.float64]] = []
+    unmeasured: list[tuple[int, int]] = []
     for number, block in enumerate(blocks):
         words = dataset.corpus_cached(f"lexical_words:{block}",
                                        partial(_words_of_block, block=block, powers=powers))
@@ -164,11 +189,16 @@ def lexical_metrics(dataset: Dataset, scope: _IntArray, pairs: tuple[_IntArray, 
                                 local[right[pair_rows]], vocabulary)
         if values is None:
             return None  # keys would not fit an int64: the caller's set-based path
-        cohesion.append(values[0])
+        found = values[0]
+        cohesion.append(found.values[~np.isnan(found.values)])
+        unmeasured += zip(rows[found.over].tolist(), found.pair_words.tolist())
         clarity.append(values[1])
         stickiness.append(values[2])
-    return {"lexical_cohesion": _mean_of(cohesion), "lexical_boundary_clarity": _mean_of(clarity),
-            "lexical_chunk_stickiness": _mean_of(stickiness)}
+    unmeasured.sort()
+    return LexicalMetrics({"lexical_cohesion": None if unmeasured else _mean_of(cohesion),
+                           "lexical_boundary_clarity": _mean_of(clarity),
+                           "lexical_chunk_stickiness": _mean_of(stickiness)},
+                          tuple(unmeasured))
 
 
 def _words_of_block(dataset: Dataset, *, block: list[int], powers: HashPowers) -> BlockWords:
@@ -184,7 +214,7 @@ def _block_metrics(word: _IntArray, previous: _IntArray, sentence_rank: _IntArra
                    lo: _IntArray, hi: _IntArray, heads: _IntArray, head_word: _IntArray,
                    tails: _IntArray, tail_word: _IntArray, left: _IntArray, right: _IntArray,
                    vocabulary: int
-                   ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64],
+                   ) -> tuple[Cohesion, npt.NDArray[np.float64],
                               npt.NDArray[np.float64]] | None:
     """Cohesion of each chunk with two sentence parts or more, clarity and stickiness of
     each pair, for the chunks ``[lo, hi)`` (tokens of one block) and the pairs

@@ -94,7 +94,8 @@ def sentence_starts(codes: npt.NDArray[np.uint32], space: npt.NDArray[np.bool_])
     head = codes[:-1]
     stop = np.flatnonzero((head == 0x2E) | (head == 0x21) | (head == 0x3F))
     stop = stop[space[codes[stop + 1]]] + 1
-    starts: _IntArray = np.union1d(newline, stop).astype(np.int64)
+    # Not np.union1d: its hashed unique took seconds on millions of short sentences.
+    starts: _IntArray = unique_sorted(np.concatenate((newline, stop))).astype(np.int64)
     return starts
 
 
