@@ -234,23 +234,23 @@ def sweep_lines(sweep: Sweep, width: int = 80, limit: int | None = None,
     if room is None:
         return table(order, most)
     least = max(len(_explaining(sweep, columns)), 1)
-    for count in range(len(columns), least - 1, -1):  # fewer columns until the table fits
-        lines = table(order[:count], most)
+    rows = next((rows for rows in range(most, -1, -1)  # the most rows of those columns
+                 if len(table(order[:least], rows)) <= room), None)
+    if rows is None:
+        return sweep_brief(sweep, width)
+    for count in range(len(columns), least, -1):  # and the most columns beside them
+        lines = table(order[:count], rows)
         if len(lines) <= room:
             return lines
-    for rows in range(most - 1, -1, -1):  # then fewer variant rows
-        lines = table(order[:least], rows)
-        if len(lines) <= room:
-            return lines
-    return sweep_brief(sweep, width)
+    return table(order[:least], rows)
 
 
 def sweep_brief(sweep: Sweep, width: int = 80) -> list[str]:
     """The sweep in the fewest lines: its title, the variants counted, and its verdict."""
     count = len(sweep.variants)
-    return [*_title(sweep, width),
-            f"  {count} variant row{'s' if count != 1 else ''} left out for room "
-            "(-v or --rag-report-md lists them)", *_notes(verdict_lines(sweep), width)]
+    return [*_title(sweep, width), *_notes([
+        f"{count} variant row{'s' if count != 1 else ''} left out for room (-v or "
+        "--rag-report-md lists them)", *verdict_lines(sweep)], width)]
 
 
 def _title(sweep: Sweep, width: int) -> list[str]:
