@@ -205,7 +205,7 @@ def _column_order(sweep: Sweep, columns: Sequence[SweepTableColumn]) -> list[int
 
 
 def sweep_lines(sweep: Sweep, width: int = 80, limit: int | None = None,
-                room: int | None = None) -> list[str]:
+                room: int | None = None, others: bool = True) -> list[str]:
     """The sweep for a terminal of ``width`` columns: one row per variant, columns in
     order while they fit, the rest in continuation tables (the variant repeated).
     ``limit``: list at most that many variants (and the ones the verdict names), the
@@ -213,7 +213,8 @@ def sweep_lines(sweep: Sweep, width: int = 80, limit: int | None = None,
     not explain the verdict are left out, the last first (:func:`_column_order`;
     counted in one line), then variant rows (counted); the title and the verdict
     lines are always there (:func:`sweep_brief` when not even one row of the
-    verdict's columns fits).  Without ``room``, every column."""
+    verdict's columns fits).  Without ``room``, every column.  ``others=False``: only
+    the columns that explain the verdict (the others counted)."""
     head = _title(sweep, width)
     columns = sweep_columns(sweep)
     if not columns:
@@ -231,14 +232,15 @@ def sweep_lines(sweep: Sweep, width: int = 80, limit: int | None = None,
 
     most = min([len(sweep.variants), *(n for n in (limit, room) if n is not None)])
     order = _column_order(sweep, columns)
-    if room is None:
-        return table(order, most)
     least = max(len(_explaining(sweep, columns)), 1)
+    if room is None:
+        return table(order if others else order[:least], most)
     rows = next((rows for rows in range(most, -1, -1)  # the most rows of those columns
                  if len(table(order[:least], rows)) <= room), None)
     if rows is None:
         return sweep_brief(sweep, width)
-    for count in range(len(columns), least, -1):  # and the most columns beside them
+    widest = len(columns) if others else least
+    for count in range(widest, least, -1):  # and the most columns beside them
         lines = table(order[:count], rows)
         if len(lines) <= room:
             return lines

@@ -3,6 +3,8 @@ stay, the other metric columns go first (counted), then variant rows, then the t
 
 from __future__ import annotations
 
+import functools
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -26,13 +28,14 @@ KEYS = {stage: [spec.key for spec in REGISTRY.values() if spec.stage == stage
         for stage in ("chunking", "retrieval")}
 
 
-def _sweep(count: int = 7, rule: SweepRule = RULE) -> Sweep:
+def _records(count: int, rule: SweepRule, test: str = "t.py::test") -> tuple[
+        list[StageRecord], dict[str, Variant]]:
     """``count`` chunkers, two knobs, three costs and every chunking and retrieval metric
     differing between them; ``v00`` is the best, ``v01`` ties with it at fewer chunks,
     ``v02`` misses the rule's requirement; each further one is worse and cheaper."""
     records, variants = [], {}
     for i in range(count):
-        nodeid = f"t.py::test[v{i:02d}]"
+        nodeid = f"{test}[v{i:02d}]"
         hits = [1.0] * 20 if i < 2 else [1.0] * (18 - i) + [0.0] * (i + 2)
         if i == 1:
             hits[0] = 0.0
@@ -46,6 +49,12 @@ def _sweep(count: int = 7, rule: SweepRule = RULE) -> Sweep:
         variants[nodeid] = Variant((("chunker", f"splitter-{i}"), ("size", 100 * (i + 1))),
                                    {"chunks": 900.0 - 50 * i, "index_tokens": 8e4 + i,
                                     "context_tokens": 400.0 + i}, rule)
+    return records, variants
+
+
+@functools.cache
+def _sweep(count: int = 7, rule: SweepRule = RULE) -> Sweep:
+    records, variants = _records(count, rule)
     sweep = build_scorecard(records, {}, {}, REGISTRY, variants=variants).sweeps()[0]
     assert len(sweep.columns) > 20
     return sweep
@@ -156,7 +165,7 @@ def test_without_a_verdict_the_knobs_stay_and_metric_columns_go() -> None:
 @settings(max_examples=60, deadline=None)
 @given(width=st.integers(40, 200), room=st.integers(0, 90))
 def test_any_room_and_width_hold_the_verdict_within_both(width: int, room: int) -> None:
-    sweep = SWEEP
+    sweep = _sweep()
     lines = sweep_lines(sweep, width, 20, room)
     assert len(lines) <= max(room, len(sweep_brief(sweep, width)))
     assert all(len(line) <= width for line in lines)
@@ -166,4 +175,21 @@ def test_any_room_and_width_hold_the_verdict_within_both(width: int, room: int) 
         assert {"v00", "v01"} <= _rows(lines)  # the best and the recommended
 
 
-SWEEP = _sweep()
+
+def test_every_sweep_gets_its_verdict_columns_before_one_gets_more() -> None:
+    records, variants = _records(7, RULE, "t.py::test_a")
+    more, more_variants = _records(7, RULE, "t.py::test_b")
+    card = build_scorecard(records + more, {}, {}, REGISTRY,
+                           variants={**variants, **more_variants})
+    lines = card.lines(limit=60, sweep_width=150)
+    assert len(lines) <= 60 and all(len(line) <= 150 for line in lines)
+    second = lines.index("Sweep t.py::test_b: 7 variants")
+    for part in (lines[:second], lines[second:]):
+        assert _rows(part) == _names(7)
+        assert "frontier" in _headers(part) and "chunks" in _headers(part)
+        assert any(line.endswith("more metric columns: -v or --rag-report-md lists them")
+                   for line in part)
+    # Alone, the first sweep takes the room for more of its columns.
+    alone = build_scorecard(records, {}, {}, REGISTRY, variants=variants)
+    wider = alone.lines(limit=60, sweep_width=150)
+    assert len(_headers(wider)) > len(_headers(lines[:second]))
