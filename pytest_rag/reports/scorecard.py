@@ -311,8 +311,10 @@ class Scorecard:
         metrics, the others counted in one line), and the sweep tables of tests
         marked ``rag_sweep``; the rest is counted in one line each.  ``limit``
         (not with ``full``): at most that many lines in all, what does not fit
-        counted in an "N more" line.  Every line fits in ``width`` columns; the
-        sweep tables use ``sweep_width`` (the terminal's width; default ``width``).
+        counted in an "N more" line; a sweep table short of room keeps the
+        columns that explain its verdict (:func:`~.sweep_views.sweep_lines`).  Every
+        line fits in ``width`` columns; the sweep tables use ``sweep_width`` (the
+        terminal's width; default ``width``).
         """
         import textwrap
 
@@ -369,17 +371,25 @@ class Scorecard:
         tables = [sweep_lines(sweep, sweep_width, None if full else SWEEP_ROWS)
                   for sweep in shown]
         if room is not None and sum(map(len, blocks + tables)) > room:
-            # Too long: every sweep keeps its verdict (its rows are cut first), the
-            # stage reports get the room the sweeps' briefest form leaves.
+            # Too long: every sweep keeps its verdict (the metric columns that do not
+            # explain it go first, in every sweep, then its rows), the stage reports
+            # get the room the sweeps' briefest form leaves.
             briefs = [sweep_brief(sweep, sweep_width) for sweep in shown]
             kept = _fit(blocks, room - sum(map(len, briefs)))
             more = len(kept) < len(blocks) or kept != blocks[:len(kept)]  # an "N more" line
             left = room - sum(map(len, kept)) - more
             tables = []
-            for index, sweep in enumerate(shown):
+            for index, sweep in enumerate(shown):  # the columns that explain each verdict
                 later = sum(map(len, briefs[index + 1:]))
-                tables.append(sweep_lines(sweep, sweep_width, SWEEP_ROWS, left - later))
+                tables.append(sweep_lines(sweep, sweep_width, SWEEP_ROWS, left - later,
+                                          others=False))
                 left -= len(tables[-1])
+            for index, sweep in enumerate(shown):  # then, in the room left, the others
+                if left > 0:
+                    wider = sweep_lines(sweep, sweep_width, SWEEP_ROWS,
+                                        len(tables[index]) + left)
+                    left -= len(wider) - len(tables[index])
+                    tables[index] = wider
         else:
             kept = blocks
         out = [line for block in kept for line in block]

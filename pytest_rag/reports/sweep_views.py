@@ -10,6 +10,7 @@ table say the rule, the recommendation and why, and the shipped variant's gate.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -25,6 +26,8 @@ HEADER_LIMIT = 17
 #: Widest knob value shown in the terminal before it is shortened.
 KNOB_LIMIT = 24
 NOT_COMPARABLE = "~"
+#: The metric a requirement of the rule names (``"chunking.size_compliance >= 0.9"``).
+_REQUIRED = re.compile(r"\s*([\w.]+)")
 
 
 @dataclass(frozen=True)
@@ -180,36 +183,76 @@ def _shown_rows(sweep: Sweep, limit: int | None) -> list[int]:
     return sorted(keep)
 
 
+def _explaining(sweep: Sweep, columns: Sequence[SweepTableColumn]) -> list[int]:
+    """The columns that explain the verdict: the knobs, the objective (its value, the
+    difference to the best with its interval, best / tied / worse / excluded, on the
+    frontier) and the costs the rule decides by."""
+    deciding = set(sweep.verdict.cost) if sweep.verdict is not None else set()
+    return [i for i, column in enumerate(columns) if column.group in ("knobs", "objective")
+            or (column.group == "cost" and column.key in deciding)]
+
+
+def _column_order(sweep: Sweep, columns: Sequence[SweepTableColumn]) -> list[int]:
+    """The order in which ``columns`` are kept when room is short: those that explain
+    the verdict, then the metrics the rule requires (they explain ``excluded``), then
+    the others in table order, the objective's own metric column (a repeat) last."""
+    first = _explaining(sweep, columns)
+    required = {found.group(1) for found in map(_REQUIRED.match, sweep.rule.require) if found}
+    objective = sweep.verdict.objective if sweep.verdict is not None else None
+    rest = sorted((i for i in range(len(columns)) if i not in first), key=lambda i: (
+        columns[i].key not in required, columns[i].key == objective))
+    return [*first, *rest]
+
+
 def sweep_lines(sweep: Sweep, width: int = 80, limit: int | None = None,
-                room: int | None = None) -> list[str]:
+                room: int | None = None, others: bool = True) -> list[str]:
     """The sweep for a terminal of ``width`` columns: one row per variant, columns in
     order while they fit, the rest in continuation tables (the variant repeated).
     ``limit``: list at most that many variants (and the ones the verdict names), the
-    others counted.  ``room``: at most that many lines, variant rows left out first
-    (counted); the title and the verdict lines are always there (:func:`sweep_brief`
-    when no row fits)."""
+    others counted.  ``room``: at most that many lines: first the columns that do
+    not explain the verdict are left out, the last first (:func:`_column_order`;
+    counted in one line), then variant rows (counted); the title and the verdict
+    lines are always there (:func:`sweep_brief` when not even one row of the
+    verdict's columns fits).  Without ``room``, every column.  ``others=False``: only
+    the columns that explain the verdict (the others counted)."""
     head = _title(sweep, width)
     columns = sweep_columns(sweep)
     if not columns:
         return [*head, "  every metric is equal in every variant"]
-    legend = _legend(sweep, columns)
-    tail = _notes([legend] if legend else [], width) + _notes(verdict_lines(sweep), width) + (
+    tail = _notes(verdict_lines(sweep), width) + (
         _notes([f"{sweep.same} metric{'s' if sweep.same != 1 else ''} equal in every variant"],
                width) if sweep.same else [])
+
+    def table(kept: Sequence[int], rows: int) -> list[str]:
+        shown = [columns[i] for i in sorted(kept)]
+        legend = _legend(sweep, shown)
+        return [*head, *_table_lines(sweep, shown, width, _shown_rows(sweep, rows),
+                                     len(columns) - len(shown)),
+                *_notes([legend] if legend else [], width), *tail]
+
     most = min([len(sweep.variants), *(n for n in (limit, room) if n is not None)])
-    for rows in range(most, -1, -1):  # fewer variant rows until the table fits
-        lines = [*head, *_table_lines(sweep, columns, width, _shown_rows(sweep, rows)), *tail]
-        if room is None or len(lines) <= room:
+    order = _column_order(sweep, columns)
+    least = max(len(_explaining(sweep, columns)), 1)
+    if room is None:
+        return table(order if others else order[:least], most)
+    rows = next((rows for rows in range(most, -1, -1)  # the most rows of those columns
+                 if len(table(order[:least], rows)) <= room), None)
+    if rows is None:
+        return sweep_brief(sweep, width)
+    widest = len(columns) if others else least
+    for count in range(widest, least, -1):  # and the most columns beside them
+        lines = table(order[:count], rows)
+        if len(lines) <= room:
             return lines
-    return sweep_brief(sweep, width)
+    return table(order[:least], rows)
 
 
 def sweep_brief(sweep: Sweep, width: int = 80) -> list[str]:
     """The sweep in the fewest lines: its title, the variants counted, and its verdict."""
     count = len(sweep.variants)
-    return [*_title(sweep, width),
-            f"  {count} variant row{'s' if count != 1 else ''} left out for room "
-            "(-v or --rag-report-md lists them)", *_notes(verdict_lines(sweep), width)]
+    return [*_title(sweep, width), *_notes([
+        f"{count} variant row{'s' if count != 1 else ''} left out for room (-v or "
+        "--rag-report-md lists them)", *verdict_lines(sweep)], width)]
 
 
 def _title(sweep: Sweep, width: int) -> list[str]:
@@ -231,8 +274,9 @@ def _notes(texts: Sequence[str], width: int) -> list[str]:
 
 
 def _table_lines(sweep: Sweep, columns: Sequence[SweepTableColumn], width: int,
-                 shown: list[int]) -> list[str]:
-    """The table of the ``shown`` variants, the others counted in a line under it."""
+                 shown: list[int], left_out: int = 0) -> list[str]:
+    """The table of the ``shown`` variants, the others and the ``left_out`` columns
+    counted in a line under it."""
     out: list[str] = []
     names = [fitted(terminal_text(v), 28) for v in sweep.variants]
     first = max([len("variant"), *(len(names[i]) for i in shown)])
@@ -274,9 +318,13 @@ def _table_lines(sweep: Sweep, columns: Sequence[SweepTableColumn], width: int,
             out.append(_fit(("  " + "  ".join(cells)).rstrip(), width))
         start = end
     hidden = len(sweep.variants) - len(shown)
-    if hidden:
-        out.append(f"  {hidden} more variant{'s' if hidden != 1 else ''} (-v or "
-                   "--rag-report-md lists them)")
+    variants = f"{hidden} more variant{'s' if hidden != 1 else ''}"
+    more = f"{left_out} more metric column{'s' if left_out != 1 else ''}"
+    if hidden and left_out:
+        out += _notes([f"{variants} and {more}: -v or --rag-report-md lists them"], width)
+    elif hidden or left_out:
+        out += _notes([f"{variants} (-v or --rag-report-md lists them)" if hidden
+                       else f"{more}: -v or --rag-report-md lists them"], width)
     return out
 
 

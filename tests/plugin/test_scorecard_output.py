@@ -55,13 +55,17 @@ def test_a_sweep_of_a_thousand_variants_is_cut_at_a_screenful(
     result = pytester.runpytest(*RUN)
     result.assert_outcomes(passed=1000)
     lines = scorecard_lines(result)
-    assert SCREENFUL - 2 <= len(lines) <= SCREENFUL  # a row takes two lines: the table is split
+    assert len(lines) <= SCREENFUL
     assert lines[0] == "1000 stage reports with nothing to flag (-v lists them)"
     assert lines[1] == "Sweep test_many.py::test_many: 1000 variants"
-    # Variant rows are cut, not the verdict under the table.
+    # The metric columns that do not fit in one table are left out, so that a row takes
+    # one line; then variant rows are cut (20 listed), not the verdict under the table.
+    assert lines[3].split() == ["variant", "i", "precision_at_k", "vs", "best", "noise",
+                                "frontier", "recall_at_k", "f1_at_k"]
     assert any(line.startswith("  rule: ") for line in lines)
     assert any(line.startswith("  recommended: 1 ") for line in lines)
-    assert "  989 more variants (-v or --rag-report-md lists them)" in lines
+    assert ("  980 more variants and 5 more metric columns: -v or --rag-report-md lists "
+            "them") in lines
     assert lines[-1] == "1000 stage reports"
     # On request, every variant.
     result = pytester.runpytest(*RUN, "-v")
@@ -136,3 +140,79 @@ def test_stage_reports_filling_the_screen_leave_room_for_the_sweep_verdict(
     full = scorecard_lines(pytester.runpytest(*RUN, "--rag-baseline", "-v"))
     assert sum(line.startswith("test_gate.py::") for line in full) == 90
     assert not any("more variants" in line for line in full)
+
+
+# Seven chunkers of one 48-word document (chunks of 2 to 16 words), twelve questions each
+# on a 4-word span: each recorded as a chunking, a retrieval and an augmentation report
+# (about 40 metric and cost columns). The context holds the first chunk that overlaps the
+# question's evidence, so chunks that cut the evidence lose context sufficiency.
+CHUNKERS = """
+import pytest
+
+WORDS = [f"w{i}" for i in range(48)]
+DOCS = {"d": " ".join(WORDS)}
+
+
+def span(first, count):
+    start = len(" ".join(WORDS[:first])) + (1 if first else 0)
+    return start, start + len(" ".join(WORDS[first:first + count]))
+
+
+QUERIES = [{"id": f"q{i:02d}"} for i in range(12)]
+EVIDENCE = {q["id"]: [dict(zip(("start", "end"), span(4 * i, 4)), doc_id="d")]
+            for i, q in enumerate(QUERIES)}
+
+
+@pytest.mark.rag_sweep(objective="augmentation.context_sufficient", cost="chunks",
+                       shipped="words-8")
+@pytest.mark.parametrize("size", [2, 3, 4, 6, 8, 12, 16], ids=lambda size: f"words-{size}")
+def test_chunker(rag, size):
+    chunks = [dict(zip(("start", "end"), span(first, size)), id=f"c{first}", doc_id="d")
+              for first in range(0, len(WORDS), size)]
+    gold = dict(documents=DOCS, chunks=chunks, queries=QUERIES, expected_evidence=EVIDENCE)
+    ranked, context = {}, {}
+    for i, q in enumerate(QUERIES):
+        hit = [c["id"] for c in chunks if int(c["id"][1:]) < 4 * i + 4
+               and int(c["id"][1:]) + size > 4 * i]
+        other = [c["id"] for c in chunks if c["id"] not in hit]
+        # a miss ranked first for some of the questions, not the same ones in each variant
+        ranked[q["id"]] = other[:1] + hit + other[1:] if (i + size) % 3 else hit + other
+        context[q["id"]] = hit[:1]
+    rag.chunking(**gold)
+    rag.retrieval(**gold, retrieved_ids={q: ids[:3] for q, ids in ranked.items()}, k=3)
+    rag.augmentation(**gold, context_ids=context)
+"""
+
+
+def test_a_sweep_with_many_metrics_shows_its_verdict_columns_at_80_columns(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    pytester.makepyfile(test_chunkers=CHUNKERS)
+    pytester.makeini("[pytest]\nrag_relevance_from_evidence = true\n")
+    result = pytester.runpytest(*RUN)
+    result.assert_outcomes(passed=7)
+    lines = scorecard_lines(result)
+    assert len(lines) <= SCREENFUL and all(len(line) <= 80 for line in lines)
+    # Every variant's row, with its knob, objective, difference to the best with its
+    # interval, best / tied / worse, frontier and the rule's cost, in the first table ...
+    start = lines.index("Sweep test_chunkers.py::test_chunker: 7 variants") + 3
+    assert lines[start].split() == ["variant", "size", "sufficient", "vs", "best", "noise",
+                                    "frontier", "chunks"]
+    rows = [line.split() for line in lines[start + 2:start + 9]]
+    assert [row[0] for row in rows] == [f"words-{size}" for size in (2, 3, 4, 6, 8, 12, 16)]
+    assert rows[0][1:] == ["2", "0.000", "-1.000", "[-1.000,", "-1.000]", "worse", "-", "24"]
+    assert rows[4][1:3] == ["8", "1.000"] and rows[4][-3:] == ["tied", "-", "6"]  # shipped
+    assert rows[6][-4:] == ["+0.000", "best", "yes", "3"]
+    # ... the other metric columns counted, then the verdict.
+    more = [line for line in lines if "more metric columns" in line]
+    assert len(more) == 1 and more[0].endswith(
+        "more metric columns: -v or --rag-report-md lists them")
+    assert int(more[0].split()[0]) >= 10
+    text = "\n".join(lines)
+    assert "\n  rule: the cheapest (chunks) " in text
+    assert "\n  recommended: words-16 " in text
+    assert "\n  shipped: words-8 " in text
+    # -v: every column, nothing counted.
+    full = scorecard_lines(pytester.runpytest(*RUN, "-v"))
+    assert not any("more metric columns" in line for line in full)
+    assert sum(line.startswith("  variant ") for line in full) > 5
