@@ -25,6 +25,8 @@ HEADER_LIMIT = 17
 #: Widest knob value shown in the terminal before it is shortened.
 KNOB_LIMIT = 24
 NOT_COMPARABLE = "~"
+#: The column groups the verdict is made of, kept when the terminal has no room for more.
+_DECIDING = frozenset({"knobs", "objective", "cost"})
 
 
 @dataclass(frozen=True)
@@ -186,21 +188,38 @@ def sweep_lines(sweep: Sweep, width: int = 80, limit: int | None = None,
     order while they fit, the rest in continuation tables (the variant repeated).
     ``limit``: list at most that many variants (and the ones the verdict names), the
     others counted.  ``room``: at most that many lines, variant rows left out first
-    (counted); the title and the verdict lines are always there (:func:`sweep_brief`
-    when no row fits)."""
+    (counted), then, when not one row of every column fits, every column but the
+    knobs, the objective and the costs (counted); the title and the verdict lines are
+    always there (:func:`sweep_brief` when no row fits)."""
     head = _title(sweep, width)
     columns = sweep_columns(sweep)
     if not columns:
         return [*head, "  every metric is equal in every variant"]
-    legend = _legend(sweep, columns)
-    tail = _notes([legend] if legend else [], width) + _notes(verdict_lines(sweep), width) + (
+    verdict = _notes(verdict_lines(sweep), width) + (
         _notes([f"{sweep.same} metric{'s' if sweep.same != 1 else ''} equal in every variant"],
                width) if sweep.same else [])
+
+    def table(shown: Sequence[SweepTableColumn], rows: int, note: list[str]) -> list[str]:
+        legend = _legend(sweep, shown)  # the marks of the columns shown
+        return [*head, *_table_lines(sweep, shown, width, _shown_rows(sweep, rows)), *note,
+                *_notes([legend] if legend else [], width), *verdict]
+
     most = min([len(sweep.variants), *(n for n in (limit, room) if n is not None)])
-    for rows in range(most, -1, -1):  # fewer variant rows until the table fits
-        lines = [*head, *_table_lines(sweep, columns, width, _shown_rows(sweep, rows)), *tail]
-        if room is None or len(lines) <= room:
-            return lines
+    if room is None:
+        return table(columns, most, [])
+    # Fewer variant rows until the table fits; when not one row of every column does,
+    # the decision's columns (knobs, objective, costs) alone, the others counted.
+    deciding = [column for column in columns if column.group in _DECIDING]
+    left_out = len(columns) - len(deciding)
+    tries: list[tuple[list[SweepTableColumn], list[str]]] = [(columns, [])]
+    if deciding and left_out:
+        tries.append((deciding, [f"  {left_out} more metric column{'s' if left_out != 1 else ''}"
+                                 " (-v or --rag-report-md lists them)"]))
+    for shown, note in tries:
+        for rows in range(most, 0, -1):
+            lines = table(shown, rows, note)
+            if len(lines) <= room:
+                return lines
     return sweep_brief(sweep, width)
 
 
