@@ -188,9 +188,9 @@ def sweep_lines(sweep: Sweep, width: int = 80, limit: int | None = None,
     order while they fit, the rest in continuation tables (the variant repeated).
     ``limit``: list at most that many variants (and the ones the verdict names), the
     others counted.  ``room``: at most that many lines, variant rows left out first
-    (counted), then, when not one row of every column fits, every column but the
-    knobs, the objective and the costs (counted); the title and the verdict lines are
-    always there (:func:`sweep_brief` when no row fits)."""
+    (counted); when not one row of every column fits, the knobs, objective and costs
+    of the variants listed, the other columns counted; the title and the verdict
+    lines are always there (:func:`sweep_brief` when neither fits)."""
     head = _title(sweep, width)
     columns = sweep_columns(sweep)
     if not columns:
@@ -207,19 +207,20 @@ def sweep_lines(sweep: Sweep, width: int = 80, limit: int | None = None,
     most = min([len(sweep.variants), *(n for n in (limit, room) if n is not None)])
     if room is None:
         return table(columns, most, [])
-    # Fewer variant rows until the table fits; when not one row of every column does,
-    # the decision's columns (knobs, objective, costs) alone, the others counted.
+    for rows in range(most, 0, -1):  # fewer variant rows until the table fits
+        lines = table(columns, rows, [])
+        if len(lines) <= room:
+            return lines
+    # Not one row of every column fits: the decision's columns (knobs, objective, costs)
+    # of every variant listed, the other columns counted, when they fit.
     deciding = [column for column in columns if column.group in _DECIDING]
     left_out = len(columns) - len(deciding)
-    tries: list[tuple[list[SweepTableColumn], list[str]]] = [(columns, [])]
-    if deciding and left_out:
-        tries.append((deciding, [f"  {left_out} more metric column{'s' if left_out != 1 else ''}"
-                                 " (-v or --rag-report-md lists them)"]))
-    for shown, note in tries:
-        for rows in range(most, 0, -1):
-            lines = table(shown, rows, note)
-            if len(lines) <= room:
-                return lines
+    if deciding and left_out and most > 0:
+        lines = table(deciding, most, [f"  {left_out} more metric column"
+                                       f"{'s' if left_out != 1 else ''} (-v or "
+                                       "--rag-report-md lists them)"])
+        if len(lines) <= room:
+            return lines
     return sweep_brief(sweep, width)
 
 
