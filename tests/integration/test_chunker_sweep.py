@@ -158,6 +158,9 @@ def test_a_real_splitter_sweep_recommends_and_its_export_reproduces_it(
             "within noise of the best augmentation.context_sufficient (higher is better)"
             in printed)
     assert f"recommended: {recommended} ({' '.join(verdict['reason'].split())})" in printed
+    # Each variant's row, its knobs beside it (the deciding columns fit a screenful).
+    for size, overlap in SETTINGS:
+        result.stdout.re_match_lines([rf"  {size}-{overlap}\s+{size}\s+{overlap}\s"])
     # The recommendation follows the stated rule: tied with the best, on the frontier,
     # and the cheapest such variant by context tokens, then chunks.
     tied = set(verdict["tied_with_best"])
