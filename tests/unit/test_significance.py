@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import budget
 
 from pytest_rag.compare.significance import paired_change, paired_changes
 
@@ -128,7 +129,7 @@ def _pair(values: list[float], dropped: set[int], moved: dict[int, float]
             for i, value in enumerate(values)}
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=budget(200))
 @given(data=st.data(), count=st.integers(0, 40), draws=st.sampled_from([1, 7, 600]))
 def test_several_comparisons_at_once_equal_one_at_a_time(data: st.DataObject, count: int,
                                                          draws: int) -> None:
