@@ -127,12 +127,13 @@ def evaluate(path: Path, stage: str) -> dict[str, float | None]:
 
 @needs_shared
 def test_a_real_splitter_sweep_recommends_and_its_export_reproduces_it(
-        sweep_project: pytest.Pytester) -> None:
+        sweep_project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     for module in ("langchain_text_splitters", "langchain_core"):
         if importlib.util.find_spec(module) is None:  # found, not imported (see above)
             pytest.skip(f"{module} not installed (pip install -e '.[integration]')")
     from pytest_rag.plugin.report_files import export_folder
 
+    monkeypatch.setenv("COLUMNS", "80")  # the table's layout, whatever the terminal
     result = sweep_project.runpytest_subprocess("-p", "no:cacheprovider",
                                                 "--rag-export=exported", "--rag-report=r.json")
     result.assert_outcomes(passed=len(SETTINGS))
