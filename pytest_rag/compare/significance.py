@@ -9,18 +9,21 @@ query, but only the queries whose value changed move a mean; their signs are
 read straight from the generator's output (the same draws, 1/8 of the work,
 see :func:`_extreme_assignments`).  The bootstrap draws ``resamples`` x
 queries indices in bounded chunks.  Memory is bounded by :data:`_CHUNK`.
+:func:`paired_changes` compares one run with several (a sweep's variants with
+the best) and draws the bootstrap's indices once for the comparisons that
+would draw the same ones.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["PairedChange", "paired_change"]
+__all__ = ["PairedChange", "paired_change", "paired_changes"]
 
 DEFAULT_PERMUTATIONS = 10_000
 DEFAULT_RESAMPLES = 10_000
@@ -109,10 +112,63 @@ def paired_change(before: Mapping[str, float | None], after: Mapping[str, float 
     >>> change.mean_delta, change.p_value
     (0.0, 1.0)
     """
+    return paired_changes(before, [after], permutations=permutations, resamples=resamples,
+                          seed=seed, confidence=confidence)[0]
+
+
+def paired_changes(before: Mapping[str, float | None],
+                   afters: Sequence[Mapping[str, float | None]], *,
+                   permutations: int = DEFAULT_PERMUTATIONS, resamples: int = DEFAULT_RESAMPLES,
+                   seed: int = DEFAULT_SEED, confidence: float = 0.95) -> list[PairedChange]:
+    """:func:`paired_change` of ``before`` and each of ``afters``, equal to it value for
+    value (a sweep compares every variant with the best).  Where two comparisons
+    leave the generator in the same state before their bootstrap (the same number of
+    common queries: the draws do not depend on the values), they share its draws, so
+    the generator's work is done once instead of once per comparison."""
     if permutations < 1 or resamples < 1:
         raise ValueError("permutations and resamples must be >= 1")
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be between 0 and 1, got {confidence!r}")
+    results: list[PairedChange | None] = []
+    # (queries, generator state) -> its comparisons: the same state alone is not enough,
+    # since two numbers of queries can use up the same number of random bytes.
+    waiting: dict[tuple[int, str], list[tuple[int, _Pending]]] = {}
+    for position, after in enumerate(afters):
+        found = _before_bootstrap(before, after, permutations, seed)
+        if isinstance(found, PairedChange):
+            results.append(found)
+            continue
+        results.append(None)
+        key = (found.diffs.shape[0], repr(found.rng.bit_generator.state))
+        waiting.setdefault(key, []).append((position, found))
+    tail = (1 - confidence) / 2 * 100
+    for group in waiting.values():
+        rng = group[0][1].rng
+        all_sums = _bootstrap_sums(rng, [pending.diffs for _, pending in group], resamples)
+        for (position, pending), sums in zip(group, all_sums):
+            count, factor = pending.diffs.shape[0], pending.factor
+            low, high = np.percentile(sums / count, [tail, 100 - tail])
+            results[position] = PairedChange(count, _in_units(pending.observed, factor),
+                                             pending.p_value, _in_units(float(low), factor),
+                                             _in_units(float(high), factor))
+    return [result for result in results if result is not None]
+
+
+@dataclass(frozen=True)
+class _Pending:
+    """A comparison tested and waiting for its bootstrap: its differences (in units of
+    ``factor``), their mean, the p-value and the generator where the test left it."""
+
+    diffs: npt.NDArray[np.float64]
+    factor: float
+    observed: float
+    p_value: float
+    rng: np.random.Generator
+
+
+def _before_bootstrap(before: Mapping[str, float | None], after: Mapping[str, float | None],
+                      permutations: int, seed: int) -> PairedChange | _Pending:
+    """The comparison done when it needs no bootstrap, else the randomization test done."""
     diffs, factor = _differences(before, after)
     count = diffs.shape[0]
     if count == 0:
@@ -127,12 +183,7 @@ def paired_change(before: Mapping[str, float | None], after: Mapping[str, float 
     # Compare in units of the largest difference, with a tolerance for rounding.
     target = abs(observed) / scale - 1e-12
     extreme = _extreme_assignments(rng, diffs / scale, target, permutations)
-    p_value = (extreme + 1) / (permutations + 1)
-    sums = _bootstrap_sums(rng, diffs, resamples)
-    tail = (1 - confidence) / 2 * 100
-    low, high = np.percentile(sums / count, [tail, 100 - tail])
-    return PairedChange(count, _in_units(observed, factor), float(p_value),
-                        _in_units(float(low), factor), _in_units(float(high), factor))
+    return _Pending(diffs, factor, observed, (extreme + 1) / (permutations + 1), rng)
 
 
 def _signs_from_bytes(stream: _ByteStream, rows: int, count: int, changed: npt.NDArray[np.intp]
@@ -223,16 +274,18 @@ def _extreme_assignments(rng: np.random.Generator, unit: npt.NDArray[np.float64]
     return extreme
 
 
-def _bootstrap_sums(rng: np.random.Generator, diffs: npt.NDArray[np.float64],
-                    resamples: int) -> npt.NDArray[np.float64]:
-    """Sums of ``resamples`` resamples (with replacement) of ``diffs``: the draws of
-    ``rng.integers(0, len(diffs), size=(resamples, len(diffs)))``, in chunks of at
-    most :data:`_CHUNK` bytes (the 64-bit draws do not depend on the chunking)."""
-    count = diffs.shape[0]
-    sums = np.empty(resamples)
+def _bootstrap_sums(rng: np.random.Generator, diffs: Sequence[npt.NDArray[np.float64]],
+                    resamples: int) -> list[npt.NDArray[np.float64]]:
+    """Sums of ``resamples`` resamples (with replacement) of each array of ``diffs`` (of
+    one length), all with the same picks: the draws of ``rng.integers(0, len,
+    size=(resamples, len))``, in chunks of at most :data:`_CHUNK` bytes (the 64-bit
+    draws do not depend on the chunking)."""
+    count = diffs[0].shape[0]
+    sums = [np.empty(resamples) for _ in diffs]
     step = max(1, _CHUNK // (8 * count))
     for start in range(0, resamples, step):
         rows = min(step, resamples - start)
         picks = rng.integers(0, count, size=(rows, count))
-        sums[start:start + rows] = diffs[picks].sum(axis=1)
+        for values, out in zip(diffs, sums):
+            out[start:start + rows] = values[picks].sum(axis=1)
     return sums

@@ -252,3 +252,66 @@ export.UNSUPPORTED["embedding"] = "not today"
     result = pytester.runpytest_subprocess(*RUN, "--rag-export=exported", *workers)
     result.stdout.fnmatch_lines(["pytest-rag: --rag-export: test_vectors.py::test_embedding "
                                  "[[]embedding[]] not exported: not today"])
+
+
+#: Six chunkers of one 48-word document measured on three stages: about 30 metric
+#: columns differ between the variants, more than a screenful holds at 80 columns.
+WIDE = """
+import pytest
+
+WORDS = [f"w{i}" for i in range(48)]
+TEXT = " ".join(WORDS)
+
+
+def span(first, count):
+    start = len(" ".join(WORDS[:first])) + (1 if first else 0)
+    return start, start + len(" ".join(WORDS[first:first + count]))
+
+
+QUERIES = [{"id": f"q{i:02d}"} for i in range(12)]
+EVIDENCE = {q["id"]: [dict(zip(("start", "end"), span(4 * i, 4)), doc_id="d")]
+            for i, q in enumerate(QUERIES)}
+
+
+@pytest.mark.rag_sweep
+@pytest.mark.parametrize("size", [2, 3, 4, 6, 8, 12])
+def test_chunker(rag, size):
+    chunks = [dict(zip(("start", "end"), span(first, size)), id=f"c{first}", doc_id="d")
+              for first in range(0, len(WORDS), size)]
+    ranked = {q["id"]: [c["id"] for c in chunks[i % len(chunks):] + chunks[:i % len(chunks)]]
+              for i, q in enumerate(QUERIES)}
+    gold = dict(documents={"d": TEXT}, chunks=chunks, queries=QUERIES,
+                expected_evidence=EVIDENCE)
+    rag.chunking(**gold)
+    rag.retrieval(**gold, retrieved_ids=ranked, relevance_from_evidence=True, k=3)
+    rag.augmentation(**gold, context_ids={q: ids[:2] for q, ids in ranked.items()})
+"""
+
+
+def test_a_wide_sweep_keeps_its_rows_and_leaves_metric_columns_out(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    """When not even one row of every column fits the screenful, the table keeps each
+    variant's knobs, objective and costs and counts the metric columns it leaves out,
+    instead of showing no row at all."""
+    from ragproject import scorecard_lines
+
+    from pytest_rag.plugin.summary import SCREENFUL
+
+    monkeypatch.setenv("COLUMNS", "80")
+    pytester.makepyfile(test_wide=WIDE)
+    result = pytester.runpytest(*RUN)
+    result.assert_outcomes(passed=6)
+    lines = scorecard_lines(result)
+    assert len(lines) <= SCREENFUL
+    assert not any("left out for room" in line for line in lines), lines
+    rows = [line.split() for line in lines if line.startswith("  ") and line.split()[0] in
+            {"2", "3", "4", "6", "8", "12"}]
+    assert sorted(row[0] for row in rows if row[1] == row[0]) == sorted(
+        ["2", "3", "4", "6", "8", "12"])  # each variant's row, its knob beside it
+    more = [line for line in lines if "more metric columns" in line]
+    assert len(more) == 1 and more[0].endswith(": -v or --rag-report-md lists them"), lines
+    assert any(line.startswith("  recommended: ") for line in lines)
+    # -v: every column, no count
+    full = scorecard_lines(pytester.runpytest(*RUN, "-v"))
+    assert not any("more metric columns" in line for line in full)
+    assert any("evidence_" in line for line in full)

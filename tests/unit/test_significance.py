@@ -6,8 +6,11 @@ import itertools
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis_profiles import budget
 
-from pytest_rag.compare.significance import paired_change
+from pytest_rag.compare.significance import paired_change, paired_changes
 
 
 def test_identical_runs_are_not_significant() -> None:
@@ -118,3 +121,48 @@ def test_chunked_draws_match_with_a_small_chunk(monkeypatch: pytest.MonkeyPatch)
     after = {k: v + (0.1 if k in ("q3", "q40") else 0.0) for k, v in before.items()}
     change = paired_change(before, after, permutations=700, resamples=700)
     assert (change.p_value, change.ci_low, change.ci_high) == _reference(before, after, 700)
+
+
+def _pair(values: list[float], dropped: set[int], moved: dict[int, float]
+          ) -> dict[str, float | None]:
+    return {f"q{i:03d}": (None if i in dropped else moved.get(i, value))
+            for i, value in enumerate(values)}
+
+
+@settings(max_examples=budget(200))
+@given(data=st.data(), count=st.integers(0, 40), draws=st.sampled_from([1, 7, 600]))
+def test_several_comparisons_at_once_equal_one_at_a_time(data: st.DataObject, count: int,
+                                                         draws: int) -> None:
+    """A sweep compares every variant with the best at once, sharing the bootstrap's
+    draws: each result is the one its comparison alone gives, bit for bit, and where
+    no query is left out, the one of the plain draws (every sign, every pick)."""
+    unit = st.floats(0, 1, allow_nan=False)
+    values = data.draw(st.lists(unit, min_size=count, max_size=count))
+    before = _pair(values, set(), {})
+    index = st.integers(0, max(count - 1, 0))
+    afters = [_pair(values, data.draw(st.sets(index, max_size=3)),
+                    data.draw(st.dictionaries(index, unit, max_size=count)))
+              for _ in range(data.draw(st.integers(1, 5)))]
+    together = paired_changes(before, afters, permutations=draws, resamples=draws)
+    assert together == [paired_change(before, after, permutations=draws, resamples=draws)
+                        for after in afters]
+    for after, change in zip(afters, together):
+        kept = {q: v for q, v in after.items() if v is not None}
+        if len(kept) == count >= 2 and any(kept[q] != before[q] for q in kept):
+            plain = _reference({q: v for q, v in before.items() if v is not None}, kept, draws)
+            assert (change.p_value, change.ci_low, change.ci_high) == plain
+
+
+def test_comparisons_of_different_sizes_do_not_share_draws() -> None:
+    """5 and 6 common queries use up the same random bytes in the sign test (a 64-bit
+    output each, with one permutation), so the generator is in the same state before
+    both bootstraps; their picks still differ, and each result is its own."""
+    values = [0.1, 0.9, 0.4, 0.7, 0.2, 0.6]
+    before = _pair(values, set(), {})
+    five = _pair(values, {5}, {0: 0.8, 1: 0.35, 2: 0.0, 3: 0.95, 4: 0.5})
+    six = _pair(values, set(), {0: 0.3, 1: 0.05, 2: 0.45, 3: 0.1, 4: 0.85, 5: 0.15})
+    together = paired_changes(before, [five, six, six], permutations=1, resamples=500)
+    assert together == [paired_change(before, five, permutations=1, resamples=500),
+                        paired_change(before, six, permutations=1, resamples=500),
+                        paired_change(before, six, permutations=1, resamples=500)]
+    assert [change.queries for change in together] == [5, 6, 6]

@@ -311,3 +311,27 @@ def test_a_long_sweep_lists_a_screenful_and_counts_the_rest() -> None:
     assert "  9 more variants (-v or --rag-report-md lists them)" in lines
     assert len([line for line in card.lines(full=True)
                 if line.startswith("  v") and not line.startswith("  var")]) == 30
+
+
+def test_costs_count_the_tokens_of_the_chunks_each_query_carries() -> None:
+    from pytest_rag.compare.sweeps.costs import variant_costs
+    from pytest_rag.stages.augmentation import AugmentationEvaluator
+    from pytest_rag.stages.retrieval import RetrievalEvaluator
+
+    text = "one two three four five six seven eight nine ten"  # 10 tokens
+    inputs = {"documents": {"d": text},
+              "chunks": [{"id": "a", "doc_id": "d", "start": 0, "end": 13},  # 3 tokens
+                         {"id": "b", "doc_id": "d", "start": 14, "end": 27},  # 3 tokens
+                         {"id": "c", "doc_id": "d", "start": 28, "end": 48}],  # 4 tokens
+              "queries": [{"id": "q1"}, {"id": "q2"}, {"id": "q3"}]}
+    retrieval = RetrievalEvaluator(k=2).evaluate(
+        **inputs, relevant={"q1": ["a"]},
+        retrieved_ids={"q1": ["c", "a", "b"], "q2": ["b", "x"]})  # q3: no run
+    augmentation = AugmentationEvaluator().evaluate(
+        **inputs, context_ids={"q1": ["a", "a", "c"], "q2": [], "q3": ["b"]})
+    costs = variant_costs([augmentation, retrieval])
+    assert costs == {"chunks": 3.0, "index_tokens": 10.0,
+                     # the top 2: c and a (7), b and an unknown id (3)
+                     "topk_tokens": (7 + 3) / 2,
+                     # repeats count: a, a, c (10); none (0); b (3)
+                     "context_tokens": (10 + 0 + 3) / 3}

@@ -15,6 +15,7 @@ not recorded.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import repeat
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -36,7 +37,8 @@ def _chunk_tokens(dataset: Dataset) -> tuple[dict[str, int], list[int]] | None:
 
 def _mean_tokens(lists: Iterable[Sequence[str] | None], index: Mapping[str, int],
                  sizes: Sequence[int]) -> float | None:
-    totals = [sum(sizes[index[i]] for i in ids if i in index) for ids in lists if ids is not None]
+    size_of = {chunk_id: sizes[i] for chunk_id, i in index.items()}.get
+    totals = [sum(map(size_of, ids, repeat(0))) for ids in lists if ids is not None]
     return sum(totals) / len(totals) if totals else None
 
 

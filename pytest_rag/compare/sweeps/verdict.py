@@ -4,7 +4,7 @@ Pure functions over the variants' objective values (their means and per-query
 values) and their costs; :mod:`pytest_rag.compare.sweeps` feeds them.
 
 * **Tied**: the variants share their queries, so each is compared with the
-  best one query by query (:func:`pytest_rag.compare.significance.paired_change`):
+  best one query by query (:func:`pytest_rag.compare.significance.paired_changes`):
   a variant is tied with the best when the 95% interval of the paired mean
   difference contains 0 (or, without per-query values, when the means are equal).
 * **Frontier**: a variant is dominated when another one is at least as good on
@@ -123,14 +123,15 @@ def frontier(points: Sequence[tuple[float, Costs] | None]) -> tuple[bool, ...]:
         for point in points)
 
 
-def _change(before: Mapping[str, float | None],
-            after: Mapping[str, float | None]) -> PairedChange:
-    """The paired difference ``after - before`` and its interval (no p-value needed);
-    numpy is imported here, when a sweep is decided, not with the reports."""
-    from ..significance import paired_change
+def _changes(before: Mapping[str, float | None],
+             afters: Sequence[Mapping[str, float | None]]) -> list[PairedChange]:
+    """The paired differences ``after - before`` and their intervals (no p-value
+    needed), the bootstrap's draws shared; numpy is imported here, when a sweep is
+    decided, not with the reports."""
+    from ..significance import paired_changes
 
-    return paired_change(before, after, permutations=1, resamples=RESAMPLES,
-                         confidence=CONFIDENCE)
+    return paired_changes(before, afters, permutations=1, resamples=RESAMPLES,
+                          confidence=CONFIDENCE)
 
 
 def _cost_key(costs: Costs) -> tuple[float, ...]:
@@ -164,6 +165,12 @@ def decide(variants: Sequence[str], objective: str, direction: str,
     best = (min(measured, key=lambda i: (-_oriented(means[i] or 0.0, direction),
                                          _cost_key(costs[i]), i)) if measured else None)
     standings = []
+    changes: dict[int, PairedChange] = {}  # with the best, all at once (shared draws)
+    if best is not None:
+        compared = [i for i in range(count) if means[i] is not None and i != best]
+        if compared:
+            changes = dict(zip(compared, _changes(per_query[best],
+                                                  [per_query[i] for i in compared])))
     for i in range(count):
         mean = means[i]
         if mean is None or best is None:
@@ -174,7 +181,7 @@ def decide(variants: Sequence[str], objective: str, direction: str,
         if i == best:
             standings.append(Standing(mean, 0.0, None, None, True, on_front[i]))
             continue
-        change = _change(per_query[best], per_query[i])
+        change = changes[i]
         delta = mean - best_mean
         if change.ci_low is None or change.ci_high is None:
             tied = delta == 0
@@ -240,14 +247,17 @@ def _gate(verdict: Verdict, variants: Sequence[str], shipped: str,
         return dataclasses.replace(verdict, shipped=s, gate=(
             f"shipped variant {shipped!r} did not measure {verdict.objective}"))
     direction = verdict.direction
+    rivals = [j for j, mean in enumerate(means)
+              if j != s and mean is not None and _oriented(mean, direction) > _oriented(
+                  mine, direction)
+              # a cost that is higher, or unknown, is not "no higher cost"
+              and not any(x is None or y is None or x > y for x, y in zip(costs[j], costs[s]))]
     winners = []
-    for j, mean in enumerate(means):
-        if j == s or mean is None or _oriented(mean, direction) <= _oriented(mine, direction):
-            continue
-        if any(x is None or y is None or x > y for x, y in zip(costs[j], costs[s])):
-            continue  # a cost that is higher, or unknown, is not "no higher cost"
-        change = _change(per_query[s], per_query[j])
+    for j, change in zip(rivals, _changes(per_query[s], [per_query[j] for j in rivals])
+                         if rivals else []):
         if _beats(change.ci_low, change.ci_high, direction):
+            mean = means[j]
+            assert mean is not None
             winners.append((-_oriented(mean, direction), j, change.ci_low, change.ci_high))
     if not winners:
         return dataclasses.replace(verdict, shipped=s)
