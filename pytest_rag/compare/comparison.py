@@ -310,7 +310,11 @@ def compare_record(record: StageRecord, baseline: Baseline, specs: Mapping[str, 
                                           likeness.ran_queries(record.per_query, spec, specs))
             lost = shift.lost
             shift_note = shift.note(spec.undefined_when)
-            old, current = mean_over(before, shift.before), mean_over(after, shift.after)
+            if (shift.before != {query for query, value in before.items() if value is not None}
+                    or shift.after != {query for query, value in after.items()
+                                       if value is not None}):
+                # Each side's mean over what it measured of the queries both share.
+                old, current = mean_over(before, shift.before), mean_over(after, shift.after)
             # The paired statistics and the queries named: measured on both sides (and lost).
             kept = shift.paired | set(lost)
             before = {query: value for query, value in before.items() if query in kept}
