@@ -139,8 +139,12 @@ class MetricDiff:
     the last two are :data:`UNSETTLED`.  A per-query metric's ``current`` and
     ``baseline`` are its means over the same queries on both sides (measured on
     both, gold unchanged: :mod:`pytest_rag.compare.likeness`), so dropping
-    queries never raises a mean.  ``p_value`` and ``ci_low``/``ci_high`` (95%
-    bootstrap interval of the mean per-query change) are set for metrics with
+    queries never raises a mean; for a metric the output can leave undefined
+    (:attr:`~pytest_rag.registry.MetricSpec.undefined_when`) they are each
+    side's mean over what it measured of the queries both share, and
+    ``note`` names the queries newly measured or no longer measurable.
+    ``p_value`` and ``ci_low``/``ci_high`` (95% bootstrap interval of the mean
+    per-query change) are set for metrics with
     per-query values on both sides.  ``note`` says why a status other than a
     plain comparison was given (the lost queries, the changed settings, the
     other gold); ``rule`` says, under a significance level, which rule decided
@@ -269,6 +273,11 @@ def compare_record(record: StageRecord, baseline: Baseline, specs: Mapping[str, 
     the queries measured on both sides whose gold did not change
     (:mod:`pytest_rag.compare.gold`), and a query measured in the entry, still
     there with the same gold, but not measured now makes the metric ``"lost"``.
+    A metric the output can leave undefined although every input is given
+    (:attr:`~pytest_rag.registry.MetricSpec.undefined_when`) compares each
+    side's mean over what it measured of the queries both share, its paired
+    statistics over the queries measured on both; only a query whose run input
+    is gone makes it ``"lost"`` (:func:`~pytest_rag.compare.likeness.output_shift`).
 
     Metrics with per-query values on both sides also get a paired randomization
     test and a bootstrap interval of the change (see
@@ -307,7 +316,7 @@ def compare_record(record: StageRecord, baseline: Baseline, specs: Mapping[str, 
                 and other_gold is None and spec is not None and spec.per_query
                 and spec.undefined_when is not None):
             shift = likeness.output_shift(entry or {}, before, after, record, change,
-                                          likeness.ran_queries(record.per_query, spec, specs))
+                                          likeness.ran_queries(record.per_query))
             lost = shift.lost
             shift_note = shift.note(spec.undefined_when)
             if (shift.before != {query for query, value in before.items() if value is not None}

@@ -19,8 +19,8 @@ share with unchanged gold, each side's mean is over the queries it measured, and
 a query measured on one side only is neither lost nor ignored; the note says
 how many became or stopped being measured ("1 query newly measured: q2").  Its
 paired statistics use the queries measured on both sides.  A query whose run
-input is gone (the pipeline no longer ran it: no metric of the stage that reads
-the same run fields has a value for it) is lost for every metric.
+input is gone (the pipeline no longer ran it: no per-query metric of the stage
+has a value for it) is lost for every metric.
 
 Each rule is a plain function of the stored entry and the record, used by
 :func:`pytest_rag.compare.comparison.compare_record`.
@@ -35,7 +35,7 @@ from typing import Any
 
 from ..errors import did_you_mean
 from ..formatting import setting_text
-from ..registry import MetricSpec, need_alternatives
+from ..registry import MetricSpec
 from .gold import GoldChange, _ids
 from .records import StageRecord, entry_stage
 
@@ -135,26 +135,14 @@ def lost_text(lost: tuple[str, ...]) -> str:
     return f"{_queries(len(lost))} no longer measured: {_ids(lost)}"
 
 
-def _run_fields(spec: MetricSpec) -> frozenset[str]:
-    from ..dataset.model import RUN_FIELDS
-
-    return frozenset(name for need in spec.needs for name in need_alternatives(need)
-                     if name in RUN_FIELDS)
-
-
-def ran_queries(per_query: Mapping[str, Mapping[str, float | None]], spec: MetricSpec,
-                specs: Mapping[str, MetricSpec]) -> frozenset[str]:
-    """The queries the pipeline ran for ``spec`` on one side (``per_query``: that side's
-    per-query values of ``spec``'s stage): those with a value in a metric of the stage
-    that reads one of ``spec``'s run fields (``answer``, ``context_ids``, ...), ``spec``
-    itself included.  A query with no such value lost its run input."""
-    fields = _run_fields(spec)
-    ran: set[str] = set()
-    for key, values in per_query.items():
-        other = specs.get(f"{spec.stage}.{key}")
-        if other is not None and (other is spec or fields & _run_fields(other)):
-            ran.update(query for query, value in values.items() if value is not None)
-    return frozenset(ran)
+def ran_queries(per_query: Mapping[str, Mapping[str, float | None]]) -> frozenset[str]:
+    """The queries the pipeline ran on one side (``per_query``: that side's per-query
+    values of the stage): those with a value in any per-query metric of the stage.
+    A query with none lost its run input (not answered, not retrieved for, ...);
+    a claim list or a context the output left empty still leaves other metrics
+    measured."""
+    return frozenset(query for values in per_query.values()
+                     for query, value in values.items() if value is not None)
 
 
 @dataclass(frozen=True)

@@ -179,7 +179,7 @@ def test_pytest_rag_diff_names_entries_not_compared() -> None:
 def generation(numbers: dict[str, float | None], f1: dict[str, float | None] | None = None
                ) -> StageRecord:
     """A generation record: ``unsupported_number_rate`` per query, and ``answer_f1``
-    (which reads the same run field, ``answer``) 0.5 for every query answered."""
+    0.5 for every query answered (``f1``: other values, ``None`` where not run)."""
     f1 = dict.fromkeys(numbers, 0.5) if f1 is None else f1
     per_query = {"unsupported_number_rate": numbers, "answer_f1": f1}
     values = {key: (sum(v for v in found.values() if v is not None)
@@ -216,6 +216,22 @@ def test_a_query_whose_run_input_is_gone_is_lost_for_such_a_metric_too() -> None
     assert (diff.status, diff.note) == ("lost", "1 query no longer measured: q2")
     assert (diff.baseline, diff.current) == (0.0, 0.0)  # the lost query left out of both
     assert diff.lost_share == 0.5
+
+
+def test_an_empty_claim_list_is_no_lost_query() -> None:
+    def claims(support: dict[str, float | None]) -> StageRecord:
+        measured = [value for value in support.values() if value is not None]
+        return StageRecord(NODEID, "generation",
+                           {"annotated_claim_support": sum(measured) / len(measured)},
+                           {"annotated_claim_support": support,
+                            "abstention_accuracy": {"q1": 1.0, "q2": 1.0}}, {},
+                           gold={"q1": "g", "q2": "g"}, dataset="gold.yaml")
+
+    diff = diff_of(recorded(claims({"q1": 1.0, "q2": 0.0})),
+                   claims({"q1": 1.0, "q2": None}))["annotated_claim_support"]
+    assert (diff.status, diff.baseline, diff.current) == ("improved", 0.5, 1.0)
+    assert diff.note == ("1 query no longer measurable (the answer has no verified claim): "
+                         "q2")
 
 
 def test_nothing_measured_now_with_every_query_run_is_not_lost() -> None:
