@@ -85,6 +85,12 @@ class MetricSpec:
         True when the value is a mean of per-query values.
     low, high:
         The range a value can take.
+    undefined_when:
+        When a per-query value is ``None`` although every input of :attr:`needs` is
+        given: the pipeline's output leaves nothing to measure (``"the answer has no
+        number"``).  ``None`` for a metric defined whenever its inputs are given.
+        The baseline comparison does not count such a query as lost
+        (:mod:`pytest_rag.compare.likeness`).
     """
 
     stage: str
@@ -98,6 +104,7 @@ class MetricSpec:
     per_query: bool = True
     low: float = 0.0
     high: float = 1.0
+    undefined_when: str | None = None
 
     @property
     def name(self) -> str:
@@ -238,13 +245,16 @@ _SPECS: tuple[MetricSpec, ...] = (
           "|index_q^K ∩ E_q^K| / |E_q^K|", ("chunk_vectors", "query_vector", "ann_ids")),
     _spec("embedding", "positive_similarity", "Positive Similarity", _H,
           "mean cosine between a query and its gold chunks", "mean cos(q, c), c in G_q",
-          ("chunk_vectors", "query_vector", "relevant"), low=-1.0),
+          ("chunk_vectors", "query_vector", "relevant"), low=-1.0,
+          undefined_when="no gold chunk has a vector"),
     _spec("embedding", "negative_similarity", "Negative Similarity", _L,
           "mean cosine between a query and the other chunks", "mean cos(q, c), c not in G_q",
-          ("chunk_vectors", "query_vector"), low=-1.0),
+          ("chunk_vectors", "query_vector"), low=-1.0,
+          undefined_when="every chunk vector belongs to a gold chunk"),
     _spec("embedding", "similarity_margin", "Similarity Margin", _H,
           "positive minus negative similarity, per query", "positive - negative",
-          ("chunk_vectors", "query_vector", "relevant"), unit="score", low=-2.0, high=2.0),
+          ("chunk_vectors", "query_vector", "relevant"), unit="score", low=-2.0, high=2.0,
+          undefined_when="no gold chunk has a vector, or every vector is gold"),
     # 3. Retrieval.
     _spec("retrieval", "precision_at_k", "Precision@K", _H,
           "share of the top K that is relevant", "#relevant in top K / K",
@@ -303,7 +313,8 @@ _SPECS: tuple[MetricSpec, ...] = (
     _spec("reranking", "first_relevant_rank_change", "First Relevant Rank Change", _I,
           "places the first relevant chunk moved up, over the whole lists",
           "rank_before - rank_after", ("retrieved_ids", "reranked_ids", "relevant"),
-          unit="score", low=-_INF, high=_INF),
+          unit="score", low=-_INF, high=_INF,
+          undefined_when="a list has no relevant chunk"),
     _spec("reranking", "candidate_set_preservation_rate", "Candidate Set Preservation", _I,
           "share of queries whose reranked list holds the same chunks as before",
           "#{queries with the same chunk set} / Q", ("retrieved_ids", "reranked_ids")),
@@ -323,7 +334,8 @@ _SPECS: tuple[MetricSpec, ...] = (
           ("context_ids", "expected_evidence", "chunks")),
     _spec("augmentation", "duplicate_ratio", "Duplicate Ratio", _L,
           "share of context tokens that repeat a position already in the context",
-          "(context tokens - |C|) / context tokens", ("context_ids", "chunks")),
+          "(context tokens - |C|) / context tokens", ("context_ids", "chunks"),
+          undefined_when="the context is empty"),
     _spec("augmentation", "budget_compliant", "Budget Compliance", _H,
           "share of queries whose context fits max_context_tokens",
           "1[context tokens <= max_context_tokens]",
@@ -331,7 +343,8 @@ _SPECS: tuple[MetricSpec, ...] = (
     _spec("augmentation", "evidence_edge_placement", "Evidence Edge Placement", _H,
           "1 when evidence chunks sit first or last in the context, 0 in the middle",
           "mean |2p - 1|, p = position / (entries - 1)",
-          ("context_ids", "expected_evidence", "chunks")),
+          ("context_ids", "expected_evidence", "chunks"),
+          undefined_when="no context chunk touches the evidence"),
     # 6. Generation.
     _spec("generation", "exact_match", "Exact Match (EM)", _H,
           "share of answers whose normalised tokens equal a reference's",
@@ -362,16 +375,19 @@ _SPECS: tuple[MetricSpec, ...] = (
           ("cited_ids", "expected_citations")),
     _spec("generation", "annotated_claim_support", "Claim Support", _H,
           "share of human-verified claims marked supported",
-          "#{claims supported} / #{claims}", ("verified_claims",)),
+          "#{claims supported} / #{claims}", ("verified_claims",),
+          undefined_when="the answer has no verified claim"),
     _spec("generation", "abstention_accuracy", "Abstention Accuracy", _H,
           "share of queries where answering or abstaining was the right call",
           "#{correct decisions} / Q", ("answerable", "answer|abstained")),
     _spec("generation", "context_grounding", "Context Grounding", _H,
           "share of the answer's tokens found in the context chunks",
-          "#{w in t(A) : w in context} / |t(A)|", ("answer", "context_ids", "chunks")),
+          "#{w in t(A) : w in context} / |t(A)|", ("answer", "context_ids", "chunks"),
+          undefined_when="the answer has no token"),
     _spec("generation", "unsupported_number_rate", "Unsupported Number Rate", _L,
           "share of the answer's numbers absent from the context",
-          "#{numbers of A not in context} / #{numbers of A}", ("answer", "context_ids", "chunks")),
+          "#{numbers of A not in context} / #{numbers of A}", ("answer", "context_ids", "chunks"),
+          undefined_when="the answer has no number"),
     _spec("generation", "task_success", "Task Success", _H,
           "share of labelled queries marked successful", "#successful / #labelled",
           ("task_success",)),

@@ -139,8 +139,12 @@ class MetricDiff:
     the last two are :data:`UNSETTLED`.  A per-query metric's ``current`` and
     ``baseline`` are its means over the same queries on both sides (measured on
     both, gold unchanged: :mod:`pytest_rag.compare.likeness`), so dropping
-    queries never raises a mean.  ``p_value`` and ``ci_low``/``ci_high`` (95%
-    bootstrap interval of the mean per-query change) are set for metrics with
+    queries never raises a mean; for a metric the output can leave undefined
+    (:attr:`~pytest_rag.registry.MetricSpec.undefined_when`) they are each
+    side's mean over what it measured of the queries both share, and
+    ``note`` names the queries newly measured or no longer measurable.
+    ``p_value`` and ``ci_low``/``ci_high`` (95% bootstrap interval of the mean
+    per-query change) are set for metrics with
     per-query values on both sides.  ``note`` says why a status other than a
     plain comparison was given (the lost queries, the changed settings, the
     other gold); ``rule`` says, under a significance level, which rule decided
@@ -168,6 +172,9 @@ class MetricDiff:
     #: The call's name when the test recorded the stage more than once
     #: (:attr:`~pytest_rag.compare.records.StageRecord.name`).
     name: str | None = None
+    #: For a ``"lost"`` diff, the share of the baseline's measured queries (of those
+    #: compared) no longer measured: 1 when the whole metric is gone; else 0.
+    lost_share: float = 0.0
 
     @property
     def entry_key(self) -> str:
@@ -179,6 +186,19 @@ class MetricDiff:
         if self.current is None or self.baseline is None:
             return None
         return self.current - self.baseline
+
+    @property
+    def effect(self) -> float:
+        """How bad a change is, for ordering regressions worst first: the change against
+        the baseline's magnitude (infinite for a change away from 0 and for a metric no
+        longer measured at all), and for lost queries at least the share of the
+        queries lost (:attr:`lost_share`), so that losing a few queries ranks by how
+        many rather than before every real drop."""
+        if self.current is None or self.baseline is None or self.lost_share >= 1.0:
+            return math.inf
+        change = abs(self.current - self.baseline)
+        relative = change / abs(self.baseline) if self.baseline else (math.inf if change else 0.0)
+        return max(relative, self.lost_share)
 
     @property
     def failed(self) -> bool:
@@ -253,6 +273,11 @@ def compare_record(record: StageRecord, baseline: Baseline, specs: Mapping[str, 
     the queries measured on both sides whose gold did not change
     (:mod:`pytest_rag.compare.gold`), and a query measured in the entry, still
     there with the same gold, but not measured now makes the metric ``"lost"``.
+    A metric the output can leave undefined although every input is given
+    (:attr:`~pytest_rag.registry.MetricSpec.undefined_when`) compares each
+    side's mean over what it measured of the queries both share, its paired
+    statistics over the queries measured on both; only a query whose run input
+    is gone makes it ``"lost"`` (:func:`~pytest_rag.compare.likeness.output_shift`).
 
     Metrics with per-query values on both sides also get a paired randomization
     test and a bootstrap interval of the change (see
@@ -284,7 +309,28 @@ def compare_record(record: StageRecord, baseline: Baseline, specs: Mapping[str, 
         per_query = before is not None and after is not None
         blocked = change is not None and _nothing_to_compare(change, spec, per_query)
         lost: tuple[str, ...] = ()
+        shift = None  # a metric the output can leave undefined: compared on what each measured
+        shift_note = ""
+        lost_share = 0.0
         if (before is not None and after is not None and not blocked and old is not None
+                and other_gold is None and spec is not None and spec.per_query
+                and spec.undefined_when is not None):
+            shift = likeness.output_shift(entry or {}, before, after, record, change,
+                                          likeness.ran_queries(record.per_query))
+            lost = shift.lost
+            shift_note = shift.note(spec.undefined_when)
+            if (shift.before != {query for query, value in before.items() if value is not None}
+                    or shift.after != {query for query, value in after.items()
+                                       if value is not None}):
+                # Each side's mean over what it measured of the queries both share.
+                old, current = mean_over(before, shift.before), mean_over(after, shift.after)
+            # The paired statistics and the queries named: measured on both sides (and lost).
+            kept = shift.paired | set(lost)
+            before = {query: value for query, value in before.items() if query in kept}
+            after = {query: value for query, value in after.items() if query in kept}
+            if lost:
+                lost_share = len(lost) / (len(lost) + len(shift.before))
+        elif (before is not None and after is not None and not blocked and old is not None
                 and other_gold is None):
             lost = likeness.lost_queries(before, after, record, change)
             same = likeness.compared_queries(before, after, change)
@@ -297,11 +343,16 @@ def compare_record(record: StageRecord, baseline: Baseline, specs: Mapping[str, 
                 after = {query: value for query, value in after.items() if query in kept}
                 if same and (spec is None or spec.per_query):
                     old, current = mean_over(before, same), mean_over(after, same)
+            if lost:
+                lost_share = len(lost) / len(measured_before)
         tolerance = tolerances.at(spec, old) if spec is not None and old is not None else 0.0
         worse: tuple[tuple[str, float | None, float | None], ...] = ()
         note = rule = ""
         status: Status
-        if old is None:
+        if shift is not None and not lost and (old is None or current is None):
+            # The output left one side nothing measured: nothing to compare, nothing lost.
+            status = "unchanged"
+        elif old is None:
             status = "new" if current is not None else "unchanged"
         elif direction is Direction.INFO:
             status = "info"
@@ -316,6 +367,8 @@ def compare_record(record: StageRecord, baseline: Baseline, specs: Mapping[str, 
             if lost:
                 note = likeness.lost_text(lost)
                 worse = _worse_queries(direction, before or {}, after or {})
+            else:
+                lost_share = 1.0  # the whole metric
         elif direction.worse(current, old, tolerance):
             status = "regressed"
             worse = _worse_queries(direction, before or {}, after or {})
@@ -341,13 +394,16 @@ def compare_record(record: StageRecord, baseline: Baseline, specs: Mapping[str, 
         if alpha is not None and not rule and status in ("regressed", "improved"):
             if p_value is None:
                 rule = "tolerance (no p-value: " + (
-                    "fewer than 2 paired queries)" if before and after
+                    "fewer than 2 paired queries)" if (before and after) or shift is not None
                     else "no per-query values)")
             elif status == "improved" or p_value >= alpha:
                 rule = "tolerance"
+        if shift_note:
+            note = f"{note}; {shift_note}" if note else shift_note
         diffs.append(MetricDiff(record.stage, key, current, old, tolerance, direction.value,
                                 status, worse, p_value, ci_low, ci_high, note,
-                                rule if alpha is not None else "", record.name))
+                                rule if alpha is not None else "", record.name,
+                                lost_share if status == "lost" else 0.0))
     diffs.extend(_lost_keys(record, entry))
     return diffs
 
@@ -368,5 +424,5 @@ def _lost_keys(record: StageRecord, entry: Mapping[str, Any] | None) -> list[Met
         diffs.append(MetricDiff(record.stage, key, None, float(value), 0.0, direction, status,
                                 note="no longer produced by this test (renamed or removed?)",
                                 rule="no longer measured" if status == "lost" else "",
-                                name=record.name))
+                                name=record.name, lost_share=1.0 if status == "lost" else 0.0))
     return diffs

@@ -11,7 +11,6 @@ junit-xml properties, and the results into the report's payload
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Collection, Generator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -306,6 +305,8 @@ class GatePlugin:
                 more = (f" (+{len(diff.worse_queries) - 5} more)"
                         if len(diff.worse_queries) > 5 else "")
                 lines.append(f"  queries worse in {diff.key}: {shown}{more}")
+            if diff.note:  # queries newly measured or no longer measurable
+                noted.setdefault(diff.note, []).append(diff.key)
         lines.extend(f"  {', '.join(keys)}: {terminal_text(note)}" for note, keys in noted.items())
         return lines
 
@@ -376,12 +377,8 @@ def _add_junit_properties(item: pytest.Item, records: list[StageRecord],
 
 
 def _severity(diff: MetricDiff) -> float:
-    """How bad a regression is: the change against the baseline's magnitude (a metric no
-    longer measured, in whole or for some queries, or one that left zero, ranks first)."""
-    if diff.current is None or diff.baseline is None or diff.status == "lost":
-        return math.inf
-    change = abs(diff.current - diff.baseline)
-    return change / abs(diff.baseline) if diff.baseline else math.inf
+    """How bad a regression is (:attr:`MetricDiff.effect`)."""
+    return diff.effect
 
 
 def _message(failures: list[str], regressed: list[MetricDiff], baseline_name: str,
@@ -400,7 +397,7 @@ def _message(failures: list[str], regressed: list[MetricDiff], baseline_name: st
     more = f" (+{problems - 1} more below)" if problems > 1 else ""
     if regressed:
         worst = max(regressed, key=_severity)  # the first of equals: registry order
-        if worst.note:  # lost queries or a lost key: the numbers alone would not say it
+        if worst.note and worst.status == "lost":  # the numbers alone would not say it
             return [(f"{HEADLINE_PREFIX}{worst.entry_key}.{worst.key}: {terminal_text(worst.note)}"
                      f" ({baseline_name}){more}"), *failures]
         return [(f"{HEADLINE_PREFIX}{worst.entry_key}.{worst.key} {_fmt(worst.baseline)} -> "

@@ -126,7 +126,8 @@ def _diff_json(diff: MetricDiff) -> dict[str, Any]:
             "baseline": diff.baseline, "tolerance": diff.tolerance, "direction": diff.direction,
             "status": diff.status, "worse_queries": [list(q) for q in diff.worse_queries],
             "p_value": diff.p_value, "ci_low": diff.ci_low, "ci_high": diff.ci_high,
-            "note": diff.note, "rule": diff.rule, "name": diff.name}
+            "note": diff.note, "rule": diff.rule, "name": diff.name,
+            "lost_share": diff.lost_share}
 
 
 def _diff_from_json(data: Mapping[str, Any]) -> MetricDiff:
@@ -136,4 +137,4 @@ def _diff_from_json(data: Mapping[str, Any]) -> MetricDiff:
                       float(data["tolerance"]), data["direction"], data["status"],
                       tuple((q, a, b) for q, a, b in data["worse_queries"]),
                       data["p_value"], data["ci_low"], data["ci_high"], data.get("note", ""),
-                      data.get("rule", ""), data.get("name"))
+                      data.get("rule", ""), data.get("name"), data.get("lost_share", 0.0))

@@ -291,3 +291,20 @@ def test_a_verdict_not_from_the_significance_test_says_which_rule(
     latency = next(row for row in rows if row and row[0] == "p95_latency_ms")
     assert latency[-3:] == ["by", "tolerance", "REGRESSED"]
     assert BASELINE
+
+
+def test_a_few_lost_queries_rank_by_their_effect_not_before_a_real_drop(
+        rag_pytester: pytest.Pytester) -> None:
+    rag_pytester.runpytest(*UPDATE).assert_outcomes(passed=1)
+    # q4 no longer run (1 of 4 queries: the ranking metrics are lost, equal on the other
+    # three), and the latency ten times the baseline's: the latency leads.
+    set_inputs(rag_pytester, retrieved_ids={q: SAME[q] for q in ("q1", "q2", "q3")},
+               retrieval_latency_ms=dict.fromkeys(("q1", "q2", "q3"), 4000))
+    result = rag_pytester.runpytest(*COMPARE)
+    result.assert_outcomes(failed=1)
+    lines = result.stdout.lines
+    start = next(i for i, line in enumerate(lines) if "worst first:" in line)
+    order = [line.split()[0] for line in lines[start + 3:start + 12]]
+    assert order[:2] == ["p50_latency_ms", "p95_latency_ms"]
+    assert "recall_at_k" in order[2:]
+    assert "retrieval.p50_latency_ms 250.000 -> 4000.0, worse" in said(result)

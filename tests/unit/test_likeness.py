@@ -8,11 +8,13 @@ and routine updates ratcheted the baseline down.
 
 from __future__ import annotations
 
+import json
+
 from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_rag.compare.baseline import Baseline
-from pytest_rag.compare.comparison import compare_record
+from pytest_rag.compare.comparison import MetricDiff, compare_record
 from pytest_rag.compare.likeness import unknown_metrics
 from pytest_rag.compare.records import StageRecord, dataset_identity
 from pytest_rag.compare.references import plan_update
@@ -171,3 +173,126 @@ def test_pytest_rag_diff_names_entries_not_compared() -> None:
     assert {row.diff.status for row in rows} == {"settings changed"}
     assert render_diff(rows).splitlines()[-1] == (
         "0 regressed, 0 improved, 1 not compared (different gold or settings)")
+
+
+# -- metrics the output can leave undefined (registry's undefined_when) ---------------
+def generation(numbers: dict[str, float | None], f1: dict[str, float | None] | None = None
+               ) -> StageRecord:
+    """A generation record: ``unsupported_number_rate`` per query, and ``answer_f1``
+    0.5 for every query answered (``f1``: other values, ``None`` where not run)."""
+    f1 = dict.fromkeys(numbers, 0.5) if f1 is None else f1
+    per_query = {"unsupported_number_rate": numbers, "answer_f1": f1}
+    values = {key: (sum(v for v in found.values() if v is not None)
+                    / max(1, sum(v is not None for v in found.values())))
+              if any(v is not None for v in found.values()) else None
+              for key, found in per_query.items()}
+    return StageRecord(NODEID, "generation", values, per_query, {},
+                       gold=dict.fromkeys(numbers, "g"), dataset="gold.yaml")
+
+
+def number_diff(before: StageRecord, after: StageRecord, **kwargs: object) -> MetricDiff:
+    diff = diff_of(recorded(before), after, **kwargs)["unsupported_number_rate"]
+    assert isinstance(diff, MetricDiff)
+    return diff
+
+
+def test_a_query_measured_now_only_counts_on_its_side() -> None:
+    diff = number_diff(generation({"q1": 0.0, "q2": None}), generation({"q1": 0.0, "q2": 1.0}))
+    assert (diff.status, diff.baseline, diff.current) == ("regressed", 0.0, 0.5)
+    assert diff.note == "1 query newly measured: q2"
+
+
+def test_a_query_no_longer_measurable_is_not_lost() -> None:
+    diff = number_diff(generation({"q1": 0.0, "q2": 0.0, "q3": 1.0}),
+                       generation({"q1": 0.0, "q2": 0.0, "q3": None}))
+    assert (diff.status, diff.baseline, diff.current) == ("improved", 1 / 3, 0.0)
+    assert not diff.failed
+    assert diff.note == "1 query no longer measurable (the answer has no number): q3"
+
+
+def test_a_query_whose_run_input_is_gone_is_lost_for_such_a_metric_too() -> None:
+    diff = number_diff(generation({"q1": 0.0, "q2": 1.0}),
+                       generation({"q1": 0.0, "q2": None}, f1={"q1": 0.5, "q2": None}))
+    assert (diff.status, diff.note) == ("lost", "1 query no longer measured: q2")
+    assert (diff.baseline, diff.current) == (0.0, 0.0)  # the lost query left out of both
+    assert diff.lost_share == 0.5
+
+
+def test_an_empty_claim_list_is_no_lost_query() -> None:
+    def claims(support: dict[str, float | None]) -> StageRecord:
+        measured = [value for value in support.values() if value is not None]
+        return StageRecord(NODEID, "generation",
+                           {"annotated_claim_support": sum(measured) / len(measured)},
+                           {"annotated_claim_support": support,
+                            "abstention_accuracy": {"q1": 1.0, "q2": 1.0}}, {},
+                           gold={"q1": "g", "q2": "g"}, dataset="gold.yaml")
+
+    diff = diff_of(recorded(claims({"q1": 1.0, "q2": 0.0})),
+                   claims({"q1": 1.0, "q2": None}))["annotated_claim_support"]
+    assert (diff.status, diff.baseline, diff.current) == ("improved", 0.5, 1.0)
+    assert diff.note == ("1 query no longer measurable (the answer has no verified claim): "
+                         "q2")
+
+
+def test_nothing_measured_now_with_every_query_run_is_not_lost() -> None:
+    diff = number_diff(generation({"q1": 1.0, "q2": 0.0}),
+                       generation({"q1": None, "q2": None}))
+    assert (diff.status, diff.failed) == ("unchanged", False)
+    assert diff.note == ("2 queries no longer measurable (the answer has no number): q1, q2")
+
+
+def test_other_metrics_keep_the_lost_rule() -> None:
+    diffs = diff_of(recorded(generation({"q1": 0.0, "q2": 1.0}, f1={"q1": 0.5, "q2": 0.5})),
+                    generation({"q1": 0.0, "q2": 1.0}, f1={"q1": 0.5, "q2": None}))
+    assert (diffs["answer_f1"].status, diffs["answer_f1"].note) == (
+        "lost", "1 query no longer measured: q2")
+    assert diffs["unsupported_number_rate"].status == "unchanged"
+
+
+def test_the_paired_statistics_use_the_queries_measured_on_both_sides() -> None:
+    before = generation(dict(zip(QUERIES, [0.0] * 6 + [None] * 4)))
+    after = generation(dict(zip(QUERIES, [0.0] * 6 + [1.0] * 4)))
+    diff = number_diff(before, after, alpha=0.05)
+    assert (diff.baseline, diff.current) == (0.0, 0.4)
+    # The 6 paired queries did not change: no significant change, within noise.
+    assert (diff.status, diff.p_value, diff.ci_low, diff.ci_high) == ("within noise", 1.0,
+                                                                      0.0, 0.0)
+    none_paired = number_diff(generation({"q1": 0.0, "q2": None}),
+                              generation({"q1": None, "q2": 1.0}), alpha=0.05)
+    assert (none_paired.status, none_paired.p_value) == ("regressed", None)
+    assert none_paired.rule == "tolerance (no p-value: fewer than 2 paired queries)"
+
+
+@given(st.lists(st.sampled_from([None, 0.0, 0.5, 1.0]), min_size=4, max_size=4),
+       st.lists(st.sampled_from([None, 0.0, 0.5, 1.0]), min_size=4, max_size=4))
+def test_an_answered_query_is_never_lost(before: list[float | None],
+                                         after: list[float | None]) -> None:
+    queries = QUERIES[:4]
+    diff = number_diff(generation(dict(zip(queries, before))),
+                       generation(dict(zip(queries, after))))
+    assert diff.status != "lost"
+    measured = [value for value in after if value is not None]
+    if diff.current is not None:  # each side's own mean over what it measured
+        assert diff.current == sum(measured) / len(measured)
+
+
+def test_lost_queries_rank_by_the_share_lost_not_before_every_drop() -> None:
+    few_lost = MetricDiff("retrieval", "recall_at_k", 0.5, 0.5, 0.01, "higher", "lost",
+                          note="1 query no longer measured: q4", lost_share=0.25)
+    drop = MetricDiff("retrieval", "mrr_at_k", 0.4, 0.8, 0.01, "higher", "regressed")
+    gone = MetricDiff("retrieval", "ndcg_at_k", None, 0.8, 0.0, "higher", "lost",
+                      lost_share=1.0)
+    from_zero = MetricDiff("retrieval", "hit_at_k", 0.0, 0.0, 0.0, "higher", "lost",
+                           lost_share=0.5)
+    assert (few_lost.effect, drop.effect, gone.effect, from_zero.effect) == (
+        0.25, 0.5, float("inf"), 0.5)
+    order = sorted([few_lost, drop, gone], key=lambda diff: diff.effect, reverse=True)
+    assert [diff.key for diff in order] == ["ndcg_at_k", "mrr_at_k", "recall_at_k"]
+
+
+def test_the_share_lost_crosses_from_an_xdist_worker() -> None:
+    from pytest_rag.plugin.transport import _diff_from_json, _diff_json
+
+    diff = number_diff(generation({"q1": 0.0, "q2": 1.0}),
+                       generation({"q1": 0.0, "q2": None}, f1={"q1": 0.5, "q2": None}))
+    assert _diff_from_json(json.loads(json.dumps(_diff_json(diff)))) == diff
