@@ -91,9 +91,15 @@ def make_payload(*, sweep: bool, records: Iterable[StageRecord],
                  checks: Iterable[CheckRecord], diffs: Iterable[MetricDiff],
                  variant: Mapping[str, Any] | None = None,
                  notes: Iterable[str] = ()) -> dict[str, Any]:
-    """One test's results as plain JSON (what crosses the xdist process boundary)."""
+    """One test's results as plain JSON (what crosses the xdist process boundary).
+
+    A record's fingerprints of whole gold are sent only with its per-stage gold
+    fingerprints: they are read only beside those (:func:`~pytest_rag.compare.gold.
+    gold_change`), and a compare run's records leave the gold out while it did not
+    change, so sending them would cost a string per query per test for nothing.
+    """
     return {"sweep": sweep, "variant": variant,
-            "records": [record.to_json() for record in records],
+            "records": [_record_json(record) for record in records],
             "checks": [check.to_json() for check in checks],
             "diffs": [_diff_json(diff) for diff in diffs],
             **({"notes": list(notes)} if notes else {})}
@@ -119,6 +125,14 @@ class TransportPlugin:
         if report.when != "call" or not payload:
             return
         results.add(report.nodeid, payload)
+
+
+def _record_json(record: StageRecord) -> dict[str, Any]:
+    """``record.to_json()``, without its ``whole_gold`` when it has no ``gold``."""
+    data = record.to_json()
+    if not record.gold:
+        data.pop("whole_gold", None)
+    return data
 
 
 def _diff_json(diff: MetricDiff) -> dict[str, Any]:

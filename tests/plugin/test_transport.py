@@ -98,7 +98,9 @@ def test_payloads_carry_per_query_values_only_when_they_are_read(
     recorded.assertoutcome(failed=1)
     [sent] = payloads(recorded)
     assert [record["per_query"] for record in sent["records"]] == [{}]
-    assert "gold" not in sent["records"][0]
+    # Nor the gold's fingerprints, per stage or whole (one string a query, read only beside
+    # the per-stage ones when the gold changed).
+    assert "gold" not in sent["records"][0] and "whole_gold" not in sent["records"][0]
     # The regression is still named by query, from the diff made where the test ran.
     [recall] = [d for d in sent["diffs"] if d["key"] == "recall_at_k"]
     assert recall["worse_queries"] == [["q2", pytest.approx(2 / 3), pytest.approx(1 / 3)]]
@@ -107,6 +109,7 @@ def test_payloads_carry_per_query_values_only_when_they_are_read(
                                        "--rag-report=report.json")
     [sent] = payloads(recorded)
     assert sent["records"][0]["per_query"]["recall_at_k"]["q2"] == pytest.approx(1 / 3)
+    assert sorted(sent["records"][0]["whole_gold"]) == ["q1", "q2", "q3", "q4"]
     report = json.loads((rag_pytester.path / "report.json").read_text(encoding="utf-8"))
     entry = report["tests"]["test_rag.py::test_retrieval"]["retrieval"]
     assert entry["per_query"]["recall_at_k"]["q2"] == pytest.approx(1 / 3)
