@@ -24,7 +24,7 @@ from ..atomic import write_atomically
 from ..dataset.bounded_read import MAX_FILE_BYTES, UNREADABLE, InvalidJson, read_json
 from ..escaping import quoted
 from ..registry import Direction, MetricSpec
-from .baseline_layout import dumps_baseline, pack_entry, unpack_entry
+from .baseline_layout import dumps_baseline, first_layout, pack_entry, unpack_entry
 from .gold import GoldChange, gold_change
 from .records import StageRecord, entry_stage
 from .thresholds import Allowance, Tolerances
@@ -201,6 +201,10 @@ class Baseline:
     #: The version of the file it was read from (an older one differs from a copy
     #: with the same entries, so that an update rewrites it in the current layout).
     version: int = BASELINE_VERSION
+    #: False when read from a file of the first version 2 layout (rows indented, gold
+    #: digests in hex): it differs from a copy with the same entries, so that an update
+    #: rewrites it in the compact one.
+    compact: bool = True
 
     # -- reading --------------------------------------------------------------
     @classmethod
@@ -248,12 +252,17 @@ class Baseline:
         tests = data.get("tests")
         if not isinstance(tests, dict):
             raise bad("tests", "expected a JSON object")
+        compact = True
         if format_id == BASELINE_FORMAT and version >= 2:
+            packed = tests
             tests = {nodeid: {stage: unpack_entry(entry, f"tests[{nodeid!r}][{stage!r}]", bad)
                               if isinstance(entry, dict) else entry
                               for stage, entry in stages.items()}
                      if isinstance(stages, dict) else stages
                      for nodeid, stages in tests.items()}
+            compact = not any(first_layout(entry) for stages in packed.values()
+                              if isinstance(stages, dict) for entry in stages.values()
+                              if isinstance(entry, dict))
         for nodeid, stages in tests.items():
             if not isinstance(stages, dict):
                 raise bad(f"tests[{nodeid!r}]", "expected a JSON object")
@@ -286,7 +295,7 @@ class Baseline:
                                if name not in ("per_query", "gold")}, place, bad)
                 _check_finite({name: value for name, value in (entry.get("gold") or {}).items()
                                if name != "queries"}, f"{place}.gold", bad)
-        return cls(tests, version)
+        return cls(tests, version, compact)
 
     def entry(self, nodeid: str, stage: str) -> Mapping[str, Any] | None:
         return self.tests.get(nodeid, {}).get(stage)

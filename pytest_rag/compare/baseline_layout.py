@@ -38,10 +38,11 @@ import re
 import secrets
 from collections.abc import Callable, Mapping, Sequence
 from json.encoder import encode_basestring
+from operator import itemgetter
 from typing import Any
 
-__all__ = ["GOLD_COLUMN", "dumps_baseline", "pack_digest", "pack_entry", "unpack_digest",
-           "unpack_entry"]
+__all__ = ["GOLD_COLUMN", "dumps_baseline", "first_layout", "pack_digest", "pack_entry",
+           "unpack_digest", "unpack_entry"]
 
 #: The column of the gold fingerprint (not a metric name: those are identifiers).
 GOLD_COLUMN = "#gold"
@@ -201,6 +202,19 @@ def unpack_entry(entry: Mapping[str, Any], place: str, bad: Bad) -> dict[str, An
             per_query[name] = values
     unpacked["per_query"] = per_query
     return unpacked
+
+
+def first_layout(entry: Mapping[str, Any]) -> bool:
+    """Whether a version 2 file entry (of the shape :func:`unpack_entry` accepts) is of the
+    first writer's layout: its gold column holds digests as 16 hex digits.  (Entries
+    without gold fingerprints cannot tell; they read the same either way.)"""
+    packed = entry.get("per_query", {})
+    columns = packed.get("columns", [])
+    if GOLD_COLUMN not in columns:
+        return False
+    index = columns.index(GOLD_COLUMN)
+    return any(type(cell) is str and len(cell) == 16
+               for cell in map(itemgetter(index), packed.get("rows", {}).values()))
 
 
 def _float(value: Any) -> Any:
