@@ -7,17 +7,18 @@ results reach the controller the same way a local test's reach this process.
 :class:`RunResults` in ``pytest_runtest_logreport``.
 
 The other way, the controller hands its workers the baseline it read
-(:class:`BaselineCopyPlugin`).  Every process of a run reads the baseline: the controller, to refuse a bad
-file before any test runs and to write the baseline and the reports at the
-end, and each worker, to compare the tests it runs.  A worker needs the
-entries of its own tests only, and the controller has already checked the
-file.  So the controller writes what it read, each entry as :mod:`marshal`
-bytes, into a private temporary folder once, and names the file in each
-worker's ``workerinput``; a worker of the same Python loads the entries it
-asks for, when it asks (:class:`LazyStages`), instead of parsing and checking
-every entry of a file that can hold millions of rows.  A worker that cannot
-read the copy (another Python, another machine, the file gone) reads the
-baseline file as a single process does.  The folder goes at the end of the run.
+(:class:`BaselineCopyPlugin`).  Every process of a run reads the baseline:
+the controller, to refuse a bad file before any test runs and to write the
+baseline and the reports at the end, and each worker, to compare the tests
+it runs.  A worker needs the entries of its own tests only, and the
+controller has already checked the file.  So the controller writes what it
+read, each entry as :mod:`marshal` bytes, into a private temporary folder
+once, and names the file in each worker's ``workerinput``; a worker of the
+same Python loads the entries it asks for, when it asks
+(:class:`LazyStages`), instead of parsing and checking every entry of a file
+that can hold millions of rows.  A worker that cannot read the copy (another
+Python, another machine, the file gone) reads the baseline file as a single
+process does.  The folder goes at the end of the session.
 """
 
 from __future__ import annotations
@@ -181,27 +182,32 @@ VERSION_KEY = "rag_baseline_version"
 
 
 class LazyStages(Mapping[str, Mapping[str, Any]]):
-    """One test's baseline entries, each unmarshalled on first use and then kept."""
+    """One test's baseline entries, each unmarshalled on first use and then kept:
+    ``spans[stage]`` is where the entry's bytes are in ``data``."""
 
-    def __init__(self, blobs: Mapping[str, bytes]) -> None:
-        self._blobs = blobs
+    def __init__(self, data: memoryview, spans: Mapping[str, tuple[int, int]]) -> None:
+        self._data = data
+        self._spans = spans
         self._entries: dict[str, Mapping[str, Any]] = {}
 
     def __getitem__(self, stage: str) -> Mapping[str, Any]:
         entry = self._entries.get(stage)
         if entry is None:
-            entry = self._entries[stage] = marshal.loads(self._blobs[stage])
+            start, end = self._spans[stage]
+            entry = self._entries[stage] = marshal.loads(self._data[start:end])
         return entry
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._blobs)
+        return iter(self._spans)
 
     def __len__(self) -> int:
-        return len(self._blobs)
+        return len(self._spans)
 
 
 def write_copy(baseline: Baseline, path: Path) -> None:
-    """Write ``baseline``'s entries to ``path`` for :func:`read_copy`.
+    """Write ``baseline``'s entries to ``path`` for :func:`read_copy`: the entries one
+    after the other, each as :mod:`marshal` bytes (one in memory at a time), then where
+    each one is, then the length of that index (8 bytes).
 
     Raises
     ------
@@ -209,9 +215,19 @@ def write_copy(baseline: Baseline, path: Path) -> None:
         When an entry holds something :mod:`marshal` cannot write (never for an
         entry read from a JSON file).
     """
-    blobs = {nodeid: {stage: marshal.dumps(dict(entry)) for stage, entry in stages.items()}
-             for nodeid, stages in baseline.tests.items()}
-    path.write_bytes(marshal.dumps(blobs))
+    spans: dict[str, dict[str, tuple[int, int]]] = {}
+    with path.open("wb") as out:
+        at = 0
+        for nodeid, stages in baseline.tests.items():
+            spans[nodeid] = {}
+            for stage, entry in stages.items():
+                blob = marshal.dumps(dict(entry))
+                out.write(blob)
+                spans[nodeid][stage] = (at, at + len(blob))
+                at += len(blob)
+        index = marshal.dumps(spans)
+        out.write(index)
+        out.write(len(index).to_bytes(8, "little"))
 
 
 def read_copy(path: Path, version: int) -> Baseline:
@@ -224,10 +240,14 @@ def read_copy(path: Path, version: int) -> Baseline:
     """
     from ..compare.baseline import Baseline
 
-    blobs = marshal.loads(path.read_bytes())
-    if not isinstance(blobs, dict):
+    data = memoryview(path.read_bytes())
+    size = int.from_bytes(data[-8:], "little") if len(data) >= 8 else -1
+    if not 0 < size <= len(data) - 8:
         raise ValueError(f"{path}: not a baseline copy")
-    return Baseline({nodeid: LazyStages(stages) for nodeid, stages in blobs.items()},
+    spans = marshal.loads(data[len(data) - 8 - size:len(data) - 8])
+    if not isinstance(spans, dict):
+        raise ValueError(f"{path}: not a baseline copy")
+    return Baseline({nodeid: LazyStages(data, stages) for nodeid, stages in spans.items()},
                     version)
 
 

@@ -114,3 +114,29 @@ def test_payloads_carry_per_query_values_only_when_they_are_read(
     entry = report["tests"]["test_rag.py::test_retrieval"]["retrieval"]
     assert entry["per_query"]["recall_at_k"]["q2"] == pytest.approx(1 / 3)
     assert sorted(entry["gold"]["queries"]) == ["q1", "q2", "q3", "q4"]
+
+
+def test_the_controller_s_baseline_copy_reads_back_entry_by_entry(tmp_path: Any) -> None:
+    """What a worker loads from the copy is what the controller read; a file that is no
+    copy (cut short, another writer's) is refused, and the worker reads the baseline."""
+    from pytest_rag.compare.baseline import Baseline
+    from pytest_rag.compare.records import StageRecord
+    from pytest_rag.compare.thresholds import Tolerances
+    from pytest_rag.plugin.transport import LazyStages, read_copy, write_copy
+    from pytest_rag.registry import REGISTRY
+
+    records = [StageRecord(f"t.py::test[{i}]", "retrieval", {"recall_at_k": i / 4},
+                           {"recall_at_k": {"q1": i / 4, "q2": -0.0}},
+                           gold={"q1": "88833245624b2fdb"}) for i in range(3)]
+    baseline = Baseline().updated(records, REGISTRY, Tolerances())
+    path = tmp_path / "copy"
+    write_copy(baseline, path)
+    copied = read_copy(path, 1)
+    assert copied.version == 1 and list(copied.tests) == list(baseline.tests)
+    assert all(isinstance(stages, LazyStages) for stages in copied.tests.values())
+    assert {nodeid: dict(stages) for nodeid, stages in copied.tests.items()} == baseline.tests
+    whole = path.read_bytes()
+    for broken in (whole[:-3], b"", b"\x00" * 20, whole[:len(whole) // 2]):
+        path.write_bytes(broken)
+        with pytest.raises((ValueError, EOFError, TypeError)):
+            read_copy(path, 2)
