@@ -105,15 +105,16 @@ def _parts(session: RagSession) -> dict[str, object]:
     from .report_files import ReportFiles
     from .scope import ScopePlugin
     from .summary import Summary
-    from .transport import TransportPlugin
+    from .transport import BaselineCopyPlugin, TransportPlugin
 
     return dict(zip(_PART_NAMES, (GatePlugin(session), TransportPlugin(session.results),
                                   ScopePlugin(session.scope), BaselineMaintenance(session),
-                                  ReportFiles(session), Summary(session)), strict=True))
+                                  ReportFiles(session), Summary(session),
+                                  BaselineCopyPlugin(session.baseline)), strict=True))
 
 
 _PART_NAMES = ("rag-gate", "rag-transport", "rag-scope", "rag-baseline-maintenance",
-               "rag-report-files", "rag-summary")
+               "rag-report-files", "rag-summary", "rag-baseline-copy")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

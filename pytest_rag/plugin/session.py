@@ -92,6 +92,8 @@ class RagSession:
         self.specs = specs
         self.datasets: dict[tuple[Path, Path | None], Dataset] = {}
         self.baseline: Baseline | None = None
+        #: Whether this xdist worker's baseline is the controller's copy (checked there).
+        self.baseline_copied = False
         _validate_paths(options, config.rootpath)
         if options.compare or options.update or options.prune:
             # Updating creates a missing file, also at a path given with --rag-baseline=PATH.
@@ -99,7 +101,8 @@ class RagSession:
         #: Controller side: what the tests recorded.
         self.results: RunResults = RunResults()
         self.scope: RunScope = RunScope(config)
-        if self.baseline is not None and options.compare and not options.update:
+        if (self.baseline is not None and options.compare and not options.update
+                and not self.baseline_copied):
             self._validate_metric_keys(self.baseline)
         #: Lines for the end of the terminal summary, each said after "pytest-rag: ".
         self.notes: list[str] = []
@@ -115,7 +118,17 @@ class RagSession:
 
     def _load_baseline(self, *, required: bool) -> Baseline:
         from ..compare.baseline import Baseline, BaselineError
+        from .transport import copy_for_worker, read_copy
 
+        copy = copy_for_worker(self.config)
+        if copy is not None:
+            try:
+                baseline = read_copy(*copy)
+            except (OSError, ValueError, EOFError, TypeError):
+                pass  # read the file, as a single process does
+            else:
+                self.baseline_copied = True
+                return baseline
         path = self.options.baseline_path
         if not path.exists() and not required:
             return Baseline()

@@ -5,20 +5,41 @@ a plain-JSON payload; pytest-xdist serializes test reports, so a worker's
 results reach the controller the same way a local test's reach this process.
 :class:`TransportPlugin` merges every payload into the session's
 :class:`RunResults` in ``pytest_runtest_logreport``.
+
+The other way, the controller hands its workers the baseline it read
+(:class:`BaselineCopyPlugin`).  Every process of a run reads the baseline:
+the controller, to refuse a bad file before any test runs and to write the
+baseline and the reports at the end, and each worker, to compare the tests
+it runs.  A worker needs the entries of its own tests only, and the
+controller has already checked the file.  So the controller writes what it
+read, each entry as :mod:`marshal` bytes, into a private temporary folder
+once, and names the file in each worker's ``workerinput``; a worker of the
+same Python loads the entries it asks for, when it asks
+(:class:`LazyStages`), instead of parsing and checking every entry of a file
+that can hold millions of rows.  A worker that cannot read the copy (another
+Python, another machine, the file gone) reads the baseline file as a single
+process does.  The folder goes at the end of the session.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import marshal
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 if TYPE_CHECKING:
+    from ..compare.baseline import Baseline
     from ..compare.comparison import MetricDiff
     from ..compare.records import CheckOutcome, StageRecord
 
-__all__ = ["PAYLOAD", "RunResults", "TransportPlugin", "make_payload"]
+__all__ = ["COPY_KEY", "PAYLOAD", "BaselineCopyPlugin", "LazyStages", "RunResults",
+           "TransportPlugin", "copy_for_worker", "make_payload", "read_copy", "write_copy"]
 
 #: The attribute of a call-phase ``TestReport`` that carries the payload.
 PAYLOAD = "rag_payload"
@@ -91,9 +112,15 @@ def make_payload(*, sweep: bool, records: Iterable[StageRecord],
                  checks: Iterable[CheckOutcome], diffs: Iterable[MetricDiff],
                  variant: Mapping[str, Any] | None = None,
                  notes: Iterable[str] = ()) -> dict[str, Any]:
-    """One test's results as plain JSON (what crosses the xdist process boundary)."""
+    """One test's results as plain JSON (what crosses the xdist process boundary).
+
+    A record's fingerprints of whole gold are sent only with its per-stage gold
+    fingerprints: they are read only beside those (:func:`~pytest_rag.compare.gold.
+    gold_change`), and a compare run's records leave the gold out while it did not
+    change, so sending them would cost a string per query per test for nothing.
+    """
     return {"sweep": sweep, "variant": variant,
-            "records": [record.to_json() for record in records],
+            "records": [_record_json(record) for record in records],
             "checks": [check.to_json() for check in checks],
             "diffs": [_diff_json(diff) for diff in diffs],
             **({"notes": list(notes)} if notes else {})}
@@ -121,6 +148,14 @@ class TransportPlugin:
         results.add(report.nodeid, payload)
 
 
+def _record_json(record: StageRecord) -> dict[str, Any]:
+    """``record.to_json()``, without its ``whole_gold`` when it has no ``gold``."""
+    data = record.to_json()
+    if not record.gold:
+        data.pop("whole_gold", None)
+    return data
+
+
 def _diff_json(diff: MetricDiff) -> dict[str, Any]:
     return {"stage": diff.stage, "key": diff.key, "current": diff.current,
             "baseline": diff.baseline, "tolerance": diff.tolerance, "direction": diff.direction,
@@ -138,3 +173,127 @@ def _diff_from_json(data: Mapping[str, Any]) -> MetricDiff:
                       tuple((q, a, b) for q, a, b in data["worse_queries"]),
                       data["p_value"], data["ci_low"], data["ci_high"], data.get("note", ""),
                       data.get("rule", ""), data.get("name"), data.get("lost_share", 0.0))
+
+
+#: The ``workerinput`` keys naming the baseline copy, the Python that wrote it and the
+#: version of the file it was read from (:class:`BaselineCopyPlugin`).
+COPY_KEY = "rag_baseline_copy"
+PYTHON_KEY = "rag_baseline_python"
+VERSION_KEY = "rag_baseline_version"
+
+
+class LazyStages(Mapping[str, Mapping[str, Any]]):
+    """One test's baseline entries, each unmarshalled on first use and then kept:
+    ``spans[stage]`` is where the entry's bytes are in ``data``."""
+
+    def __init__(self, data: memoryview, spans: Mapping[str, tuple[int, int]]) -> None:
+        self._data = data
+        self._spans = spans
+        self._entries: dict[str, Mapping[str, Any]] = {}
+
+    def __getitem__(self, stage: str) -> Mapping[str, Any]:
+        entry = self._entries.get(stage)
+        if entry is None:
+            start, end = self._spans[stage]
+            entry = self._entries[stage] = marshal.loads(self._data[start:end])
+        return entry
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._spans)
+
+    def __len__(self) -> int:
+        return len(self._spans)
+
+
+def write_copy(baseline: Baseline, path: Path) -> None:
+    """Write ``baseline``'s entries to ``path`` for :func:`read_copy`: the entries one
+    after the other, each as :mod:`marshal` bytes (one in memory at a time), then where
+    each one is, then the length of that index (8 bytes).
+
+    Raises
+    ------
+    ValueError
+        When an entry holds something :mod:`marshal` cannot write (never for an
+        entry read from a JSON file).
+    """
+    spans: dict[str, dict[str, tuple[int, int]]] = {}
+    with path.open("wb") as out:
+        at = 0
+        for nodeid, stages in baseline.tests.items():
+            spans[nodeid] = {}
+            for stage, entry in stages.items():
+                blob = marshal.dumps(dict(entry))
+                out.write(blob)
+                spans[nodeid][stage] = (at, at + len(blob))
+                at += len(blob)
+        index = marshal.dumps(spans)
+        out.write(index)
+        out.write(len(index).to_bytes(8, "little"))
+
+
+def read_copy(path: Path, version: int) -> Baseline:
+    """The baseline :func:`write_copy` wrote, its entries read when first used.
+
+    Raises
+    ------
+    OSError, ValueError, EOFError, TypeError
+        When the copy cannot be read (see :func:`marshal.loads`).
+    """
+    from ..compare.baseline import Baseline
+
+    data = memoryview(path.read_bytes())
+    size = int.from_bytes(data[-8:], "little") if len(data) >= 8 else -1
+    if not 0 < size <= len(data) - 8:
+        raise ValueError(f"{path}: not a baseline copy")
+    spans = marshal.loads(data[len(data) - 8 - size:len(data) - 8])
+    if not isinstance(spans, dict):
+        raise ValueError(f"{path}: not a baseline copy")
+    return Baseline({nodeid: LazyStages(data, stages) for nodeid, stages in spans.items()},
+                    version)
+
+
+def copy_for_worker(config: pytest.Config) -> tuple[Path, int] | None:
+    """The copy the controller named for this worker and the version of the file it read,
+    when this worker runs the same Python."""
+    workerinput: Mapping[str, Any] = getattr(config, "workerinput", {})
+    named = workerinput.get(COPY_KEY)
+    version = workerinput.get(VERSION_KEY)
+    if (not isinstance(named, str) or not isinstance(version, int)
+            or workerinput.get(PYTHON_KEY) != sys.version):
+        return None
+    return Path(named), version
+
+
+class BaselineCopyPlugin:
+    """On the xdist controller: writes the copy when the first worker starts."""
+
+    def __init__(self, baseline: Baseline | None) -> None:
+        self.baseline = baseline
+        self._folder: Path | None = None
+        self._copy: Path | None = None
+        self._failed = False
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        baseline = self.baseline
+        if baseline is None or not baseline.tests or self._failed:
+            return
+        if self._copy is None:
+            self._folder = Path(tempfile.mkdtemp(prefix="pytest-rag-baseline-"))
+            path = self._folder / "baseline.marshal"
+            try:
+                write_copy(baseline, path)
+            except (OSError, ValueError):  # the workers read the file themselves
+                self._failed = True
+                return
+            self._copy = path
+        node.workerinput[COPY_KEY] = str(self._copy)
+        node.workerinput[PYTHON_KEY] = sys.version
+        node.workerinput[VERSION_KEY] = baseline.version
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self) -> None:
+        """The workers are gone by now: the copy goes."""
+        if self._folder is not None:
+            shutil.rmtree(self._folder, ignore_errors=True)
+            self._folder = None

@@ -9,9 +9,9 @@ as an update sends them (with them).  The goal: a compare run's merge under
 1 s at 10,000 tests, and both costing about twice at the full size what they
 cost at half (a quadratic merge costs four times).
 
-A workload of ``run.py``'s form (``rows(scale, repeat)``), not listed in its
-``WORKLOADS`` (the benchmark table belongs to its own slice); run it alone with
-``python tests/benchmarks/bench_merge.py [--quick]``.
+Workload ``merge`` of ``run.py`` (at 1/10 of the size with ``--quick``; alone:
+``python tests/benchmarks/bench_merge.py [--quick]``).  The output is checked:
+the merged records are the ones the payloads carried, in their order.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ if str(HERE) not in sys.path:
 
 from bench_harness import Row  # noqa: E402
 
-NAME = "controller merge"
+NAME = "merge"
 TESTS = 10_000
 QUERIES = 100
 BUDGET = 1.0
@@ -48,7 +48,10 @@ def _payloads(tests: int, per_query_sent: bool) -> list[tuple[str, dict[str, Any
     return out
 
 
-def _merge_seconds(payloads: list[tuple[str, dict[str, Any]]], repeat: int) -> float:
+def _merge_seconds(payloads: list[tuple[str, dict[str, Any]]], repeat: int
+                   ) -> tuple[float, bool]:
+    """The best time of merging ``payloads``, and whether the merged records are the
+    ones they carried."""
     from pytest_rag.plugin.transport import RunResults
 
     best = float("inf")
@@ -58,8 +61,8 @@ def _merge_seconds(payloads: list[tuple[str, dict[str, Any]]], repeat: int) -> f
         for nodeid, payload in payloads:
             results.add(nodeid, payload)
         best = min(best, time.perf_counter() - start)
-        assert len(results.records) == len(payloads)
-    return best
+    sent = [record for _, payload in payloads for record in payload["records"]]
+    return best, [record.to_json() for record in results.records] == sent
 
 
 def rows(scale: float, repeat: int) -> list[Row]:
@@ -70,16 +73,20 @@ def rows(scale: float, repeat: int) -> list[Row]:
     for label, sent in (("compare run", False), ("update run", True)):
         payloads = _payloads(tests, sent)
         _merge_seconds(payloads[:10], 1)  # imports and first-call costs out of the timings
-        full = _merge_seconds(payloads, repeat)
-        half = _merge_seconds(payloads[:tests // 2], repeat)
+        full, same = _merge_seconds(payloads, repeat)
+        half = _merge_seconds(payloads[:tests // 2], repeat)[0]
         budget = BUDGET * tests / TESTS
-        row = Row(f"{NAME}: {label}", f"{tests} tests x {QUERIES} queries", full, "budget",
-                  budget if not sent else None,
+        row = Row(f"{NAME}: xdist controller, {label}", f"{tests:,} tests x {QUERIES} queries",
+                  full, "budget", budget if not sent else None,
                   goal=f"< {budget:g} s, linear" if not sent else "linear",
-                  agreement=f"full / half = {full / half:.2f} (linear: 2, quadratic: 4)")
+                  agreement=(f"agree (the merged records are the {tests:,} sent)" if same
+                             else "MISMATCH: the merged records differ from the sent ones"))
         # The ratio is shown, not judged: at small sizes one collection of the garbage
         # collector moves it (tests/plugin/test_transport.py counts the operations).
-        row.status = "" if sent else "met" if full < budget else "not met"
+        row.notes.append(f"{label} at {tests:,} tests: full / half = {full / half:.2f} "
+                         "(linear: 2, quadratic: 4)")
+        row.status = ("disagrees" if not same else "" if sent
+                      else "met" if full < budget else "not met")
         out.append(row)
         del payloads
     return out

@@ -41,6 +41,8 @@ WORKLOADS = {
     "sweep": "bench_sweep",
     "cli": "bench_cli",
     "gate": "bench_gate",
+    "merge": "bench_merge",
+    "xdist": "bench_xdist",
 }
 
 

@@ -21,7 +21,8 @@ import pytest
 HERE = Path(__file__).resolve().parent
 RUN = HERE / "run.py"
 PEERS = ("ranx", "pytrec_eval", "rouge_score", "faiss", "threadpoolctl")
-WORKLOADS = ("ranking", "evidence", "embedding", "answers", "plugin", "sweep", "cli", "gate")
+WORKLOADS = ("ranking", "evidence", "embedding", "answers", "plugin", "sweep", "cli", "gate",
+             "merge", "xdist")
 
 
 def _run(args: list[str], tmp_path: Path, prelude: str = ""
@@ -46,8 +47,13 @@ def test_every_workload_runs_and_every_peer_agrees(tmp_path: Path) -> None:
     rows = result["rows"]
     assert {row["workload"].split(":")[0] for row in rows} == set(WORKLOADS)
     # The gate's rows compare pytest-rag with itself (its outputs are checked at the
-    # sizes gate_expected.json holds, not this one).
-    compared = [row for row in rows if not row["workload"].startswith(("plugin", "gate"))]
+    # sizes gate_expected.json holds, not this one); the merge's and xdist's check their
+    # own outputs (the merged records, the two sides' outcomes), an update's merge has
+    # no budget to compare with.
+    own = [row for row in rows if row["workload"].startswith(("merge", "xdist"))]
+    assert len(own) == 3 and all(row["agreement"].startswith("agree (") for row in own), own
+    compared = [row for row in rows
+                if not row["workload"].startswith(("plugin", "gate", "merge", "xdist"))]
     assert compared and all(row["agreement"].startswith("agree (") for row in compared), [
         (row["workload"], row["peer"], row["agreement"]) for row in compared]
     assert all(row["rag_seconds"] and row["peer_seconds"] for row in compared)

@@ -82,12 +82,15 @@ def test_update_writes_sorted_json_keyed_by_node_id_and_stage(
         f"pytest-rag: baseline written to {path} (1 stage report updated)"])
     text = path.read_text(encoding="utf-8")
     data = json.loads(text)
-    # Sorted, two-space indents; the per-query rows one line each (see test_baseline_layout).
+    # Sorted, two-space indents; the per-query rows one line each, at its start and
+    # compact (see test_baseline_layout).
     rows = data["tests"]["test_rag.py::test_retrieval"]["retrieval"]["per_query"]["rows"]
     expected = json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-    for row in rows.values():
+    for query, row in rows.items():
         spread = json.dumps(row, indent=2).replace("\n", "\n" + " " * 12)
-        expected = expected.replace(spread, json.dumps(row, separators=(",", ":")), 1)
+        expected = expected.replace(f"{' ' * 12}{json.dumps(query)}: {spread}",
+                                    f"{json.dumps(query)}:{json.dumps(row, separators=(',', ':'))}",
+                                    1)
     assert text == expected
     assert data["format"] == "pytest-rag-baseline"
     assert data["version"] == 2

@@ -98,7 +98,9 @@ def test_payloads_carry_per_query_values_only_when_they_are_read(
     recorded.assertoutcome(failed=1)
     [sent] = payloads(recorded)
     assert [record["per_query"] for record in sent["records"]] == [{}]
-    assert "gold" not in sent["records"][0]
+    # Nor the gold's fingerprints, per stage or whole (one string a query, read only beside
+    # the per-stage ones when the gold changed).
+    assert "gold" not in sent["records"][0] and "whole_gold" not in sent["records"][0]
     # The regression is still named by query, from the diff made where the test ran.
     [recall] = [d for d in sent["diffs"] if d["key"] == "recall_at_k"]
     assert recall["worse_queries"] == [["q2", pytest.approx(2 / 3), pytest.approx(1 / 3)]]
@@ -107,7 +109,34 @@ def test_payloads_carry_per_query_values_only_when_they_are_read(
                                        "--rag-report=report.json")
     [sent] = payloads(recorded)
     assert sent["records"][0]["per_query"]["recall_at_k"]["q2"] == pytest.approx(1 / 3)
+    assert sorted(sent["records"][0]["whole_gold"]) == ["q1", "q2", "q3", "q4"]
     report = json.loads((rag_pytester.path / "report.json").read_text(encoding="utf-8"))
     entry = report["tests"]["test_rag.py::test_retrieval"]["retrieval"]
     assert entry["per_query"]["recall_at_k"]["q2"] == pytest.approx(1 / 3)
     assert sorted(entry["gold"]["queries"]) == ["q1", "q2", "q3", "q4"]
+
+
+def test_the_controller_s_baseline_copy_reads_back_entry_by_entry(tmp_path: Any) -> None:
+    """What a worker loads from the copy is what the controller read; a file that is no
+    copy (cut short, another writer's) is refused, and the worker reads the baseline."""
+    from pytest_rag.compare.baseline import Baseline
+    from pytest_rag.compare.records import StageRecord
+    from pytest_rag.compare.thresholds import Tolerances
+    from pytest_rag.plugin.transport import LazyStages, read_copy, write_copy
+    from pytest_rag.registry import REGISTRY
+
+    records = [StageRecord(f"t.py::test[{i}]", "retrieval", {"recall_at_k": i / 4},
+                           {"recall_at_k": {"q1": i / 4, "q2": -0.0}},
+                           gold={"q1": "88833245624b2fdb"}) for i in range(3)]
+    baseline = Baseline().updated(records, REGISTRY, Tolerances())
+    path = tmp_path / "copy"
+    write_copy(baseline, path)
+    copied = read_copy(path, 1)
+    assert copied.version == 1 and list(copied.tests) == list(baseline.tests)
+    assert all(isinstance(stages, LazyStages) for stages in copied.tests.values())
+    assert {nodeid: dict(stages) for nodeid, stages in copied.tests.items()} == baseline.tests
+    whole = path.read_bytes()
+    for broken in (whole[:-3], b"", b"\x00" * 20, whole[:len(whole) // 2]):
+        path.write_bytes(broken)
+        with pytest.raises((ValueError, EOFError, TypeError)):
+            read_copy(path, 2)

@@ -128,3 +128,47 @@ def test_deselected_tests_are_not_stale_on_workers(project: pytest.Pytester) -> 
     result.stdout.fnmatch_lines(["pytest-rag: --rag-prune-baseline refused: "
                                  "this run did not collect every test*"])
     assert json.loads((project.path / "rag-baseline.json").read_text())["tests"] == before
+
+
+# Logs which process reads the baseline file.
+LOADS = """
+import pytest_rag.compare.baseline
+
+_load = pytest_rag.compare.baseline.Baseline.load.__func__
+ROLE = []
+
+
+def pytest_configure(config):
+    ROLE.append(config.workerinput["workerid"] if hasattr(config, "workerinput") else "controller")
+
+
+@classmethod
+def logged_load(cls, path):
+    with open("loads.log", "a") as log:
+        log.write((ROLE[0] if ROLE else "controller") + "\\n")
+    return _load(cls, path)
+
+
+pytest_rag.compare.baseline.Baseline.load = logged_load
+"""
+
+
+def test_workers_compare_with_the_baseline_the_controller_read(
+        project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The controller reads and checks the file once; its workers load the entries of
+    their own tests from its copy, which is gone at the end of the run."""
+    run(project, "0", "--rag-update-baseline").assert_outcomes(passed=12)
+    project.makeconftest(LOADS)
+    temporary = project.mkdir("tmp")
+    monkeypatch.setenv("TMPDIR", str(temporary))
+    set_inputs(project, retrieved_ids=WORSE)
+    one = run(project, "0", "--rag-baseline")
+    one.assert_outcomes(passed=4, failed=8)
+    (project.path / "loads.log").unlink()
+    two = run(project, "2", "--rag-baseline")
+    two.assert_outcomes(passed=4, failed=8)
+    assert (project.path / "loads.log").read_text().splitlines() == ["controller"]
+    assert scorecard_lines(one) == scorecard_lines(two)
+    assert sorted(line for line in one.outlines if "worse than the baseline" in line) == sorted(
+        line for line in two.outlines if "worse than the baseline" in line)
+    assert not [path for path in temporary.iterdir() if "rag" in path.name]

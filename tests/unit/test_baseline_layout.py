@@ -85,7 +85,7 @@ def test_one_changed_query_is_one_changed_line(tmp_path: Path) -> None:
     changed = [line for line in difflib.unified_diff(before.splitlines(), after.splitlines(),
                                                      n=0, lineterm="")
                if line[:1] in "+-" and not line.startswith(("+++", "---"))]
-    assert len(changed) == 2 and all('"q117": [' in line for line in changed), changed
+    assert len(changed) == 2 and all(line[1:].startswith('"q117":[') for line in changed), changed
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git merge-file")
@@ -160,3 +160,127 @@ def test_a_file_the_reader_would_refuse_is_not_written(tmp_path: Path,
         bigger.save(path)
     assert path.read_bytes() == kept
     assert sorted(p.name for p in tmp_path.iterdir()) == ["b.json"]
+
+
+def test_a_row_is_compact_and_reads_back_the_same_floats(tmp_path: Path) -> None:
+    """Rows start their line, without spaces; whole numbers lose their ``.0`` (but ``-0.0``
+    keeps its sign) and pytest-rag's 16-hex gold digests are 11 base64 characters of the
+    same bits; the reader gives back the same floats and digests."""
+    import math
+
+    values = {"q1": 1.0, "q2": 0.0, "q3": -0.0, "q4": 3.0, "q5": 2 / 3, "q6": 1e16,
+              "q7": -1e300, "q8": 5e-324}
+    gold = {"q1": "88833245624b2fdb", "q2": "0000000000000000", "q3": "ffffffffffffffff",
+            "q4": "a hand-written one", "q5": "88833245624B2FDB"}
+    record = StageRecord("t.py::test", "retrieval", {"hit_at_k": 0.5}, {"hit_at_k": values},
+                         gold=gold)
+    path = tmp_path / "b.json"
+    Baseline().updated([record], REGISTRY, Tolerances()).save(path)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    rows = [line for line in lines if line.startswith('"q')]
+    assert rows == ['"q1":["iIMyRWJLL9s",1],', '"q2":["AAAAAAAAAAA",0],',
+                    '"q3":["__________8",-0.0],', '"q4":["a hand-written one",3],',
+                    '"q5":["88833245624B2FDB",0.6666666666666666],', '"q6":[null,1e+16],',
+                    '"q7":[null,-1e+300],', '"q8":[null,5e-324]']
+    entry = Baseline.load(path).tests["t.py::test"]["retrieval"]
+    assert entry["gold"]["queries"] == gold
+    read = entry["per_query"]["hit_at_k"]
+    assert read == values
+    assert all(type(value) is float for value in read.values())
+    assert [math.copysign(1, value) for value in read.values()] == [
+        math.copysign(1, value) for value in values.values()]
+
+
+#: A file of the first version 2 writer: rows indented, ``1.0``, gold digests in hex.
+FIRST_VERSION_2 = """\
+{
+  "format": "pytest-rag-baseline",
+  "tests": {
+    "t.py::test": {
+      "retrieval": {
+        "gold": {
+          "documents": "0123456789abcdef"
+        },
+        "metrics": {
+          "hit_at_k": {
+            "direction": "higher",
+            "relative": false,
+            "tolerance": 0.01,
+            "value": 0.5
+          }
+        },
+        "per_query": {
+          "columns": [
+            "#gold",
+            "hit_at_k",
+            "mrr_at_k"
+          ],
+          "rows": {
+            "q1": ["88833245624b2fdb",1.0,0.5],
+            "q2": ["792f24d0d8ca8fc5",0.0,-0.0]
+          }
+        },
+        "settings": {
+          "k": 3
+        }
+      }
+    }
+  },
+  "version": 2
+}
+"""
+
+
+def test_a_file_of_the_first_version_2_writer_reads_to_the_same_entries(tmp_path: Path) -> None:
+    import math
+
+    old = tmp_path / "old.json"
+    old.write_text(FIRST_VERSION_2, encoding="utf-8")
+    loaded = Baseline.load(old)
+    entry = loaded.tests["t.py::test"]["retrieval"]
+    assert entry["gold"] == {"documents": "0123456789abcdef",
+                             "queries": {"q1": "88833245624b2fdb", "q2": "792f24d0d8ca8fc5"}}
+    assert entry["per_query"] == {"hit_at_k": {"q1": 1.0, "q2": 0.0},
+                                  "mrr_at_k": {"q1": 0.5, "q2": -0.0}}
+    assert math.copysign(1, entry["per_query"]["mrr_at_k"]["q2"]) == -1
+    # An update with nothing new still differs from what was read: it is rewritten.
+    assert loaded.updated([], REGISTRY, Tolerances()) != loaded
+    new = tmp_path / "new.json"
+    loaded.updated([], REGISTRY, Tolerances()).save(new)
+    assert Baseline.load(new).updated([], REGISTRY, Tolerances()) == Baseline.load(new)
+    assert '"q1":["iIMyRWJLL9s",1,0.5],' in new.read_text(encoding="utf-8").splitlines()
+    assert Baseline.load(new).tests == loaded.tests
+    assert new.stat().st_size < old.stat().st_size
+
+
+B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+cells = st.one_of(st.none(), st.integers(0, 3), st.text("0123456789abcdef", min_size=16,
+                                                        max_size=16),
+                  st.text(B64, min_size=11, max_size=11), st.text(B64 + "+/=!é", max_size=12))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(cells, max_size=6), st.booleans())
+def test_a_column_of_digests_is_packed_and_unpacked_as_each_one_is(column: list[Any],
+                                                                   uniform: bool) -> None:
+    """The column-at-once paths give what the one-at-a-time functions give, also for a
+    column of 11 characters of which one is out of the alphabet or ends in bits that a
+    packed digest never has."""
+    from pytest_rag.compare.baseline_layout import (
+        _pack_digests,
+        _unpack_digests,
+        pack_digest,
+        unpack_digest,
+    )
+
+    if uniform:  # the columns the fast paths take: every cell of one length
+        column = [cell for cell in column if isinstance(cell, str) and len(cell) in (11, 16)]
+        column = [cell for cell in column if len(cell) == len(column[0])] if column else []
+    assert _unpack_digests(column) == [unpack_digest(cell) if isinstance(cell, str) else cell
+                                       for cell in column]
+    assert _pack_digests(column) == [pack_digest(cell) if isinstance(cell, str) else cell
+                                     for cell in column]
+    # Back as written, but for a string that reads as a packed digest and is not one (not
+    # pytest-rag's: it never equals a digest a run computes, read either way).
+    if all(unpack_digest(cell) == cell for cell in column if isinstance(cell, str)):
+        assert _unpack_digests(_pack_digests(column)) == column
