@@ -10,7 +10,7 @@ Coordinates are rounded to 0.1 px, so the same data always gives the same text.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from html import escape
 
@@ -289,12 +289,7 @@ def scatter(points: Sequence[Point], *, title: str = "", x_label: str = "", y_la
         parts.append(f'<circle cx="{_c(x(point.x))}" cy="{_c(y(point.y))}" r="{radius}" '
                      f'fill="{colour}"><title>{_e(point.label)}: {_e(short_number(point.y))} '
                      f"at {_e(short_number(point.x))}</title></circle>")
-        # A label that would run off the right edge ends at its dot instead.
-        right_side = x(point.x) + 7 + 5.5 * len(point.label) <= width
-        anchor = "" if right_side else ' text-anchor="end"'
-        parts.append(f'<text x="{_c(x(point.x) + (7 if right_side else -7))}" '
-                     f'y="{_c(y(point.y) - 5)}" font-size="10" fill="{INK}"{anchor}>'
-                     f"{_e(point.label)}</text>")
+    parts.extend(_point_labels(points, x, y, width, height))
     if x_label:
         parts.append(f'<text x="{_c(left + plot_w / 2)}" y="{_c(height - 6)}" '
                      f'text-anchor="middle" font-size="11" fill="{INK}">{_e(x_label)}</text>')
@@ -304,3 +299,37 @@ def scatter(points: Sequence[Point], *, title: str = "", x_label: str = "", y_la
                      f'{_c(top + plot_h / 2)})">{_e(y_label)}</text>')
     parts.append("</svg>")
     return "".join(parts)
+
+
+#: The width of one character of a 10-pixel label, and a label's height, in pixels.
+_CHAR_WIDTH, _LABEL_HEIGHT = 5.5, 11.0
+
+
+def _point_labels(points: Sequence[Point], x: Callable[[float], float],
+                  y: Callable[[float], float], width: int, height: int) -> list[str]:
+    """A label beside every dot, placed where it overlaps no label placed before it:
+    the recommended point first, then the frontier, then the rest; to the right and
+    above the dot, else right below, left above, left below.  A label with no free
+    place keeps the first that stays inside the chart (its dot's tooltip names it too)."""
+    placed: list[tuple[float, float, float, float]] = []
+    texts = []
+    for point in sorted(points, key=lambda p: (not p.recommended, not p.frontier)):
+        cx, cy = x(point.x), y(point.y)
+        size = _CHAR_WIDTH * len(point.label)
+        above, below = cy - 3 - _LABEL_HEIGHT, cy + 5  # a label's top edge
+        boxes = [(cx + 7, above, size, ""), (cx + 7, below, size, ""),
+                 (cx - 7 - size, above, size, ' text-anchor="end"'),
+                 (cx - 7 - size, below, size, ' text-anchor="end"')]
+        inside = [box for box in boxes if box[0] >= 0 and box[0] + box[2] <= width
+                  and box[1] >= 0 and box[1] + _LABEL_HEIGHT <= height] or boxes[:1]
+        free = [box for box in inside if not any(
+            box[0] < right and other_left < box[0] + box[2]
+            and box[1] < bottom and top < box[1] + _LABEL_HEIGHT
+            for other_left, top, right, bottom in placed)]
+        left, top, _, anchor = (free or inside)[0]
+        placed.append((left, top, left + size, top + _LABEL_HEIGHT))
+        text_x = left + size if anchor else left
+        texts.append(f'<text x="{_c(text_x)}" y="{_c(top + _LABEL_HEIGHT - 2)}" font-size="10" '
+                     f'fill="{INK}"{anchor}>{_e(point.label)}</text>')
+    return texts
+

@@ -286,6 +286,34 @@ def test_the_scatter_joins_the_frontier_by_cost_and_marks_the_recommendation() -
     assert [t.text for t in svg.findall("text")][-3:] == ["b", "a<&>", "c"]
 
 
+def test_the_scatter_labels_of_near_points_do_not_overlap() -> None:
+    """Four variants of almost the same cost and quality: each label gets a free place
+    (a user read "150-3060-100-20" where four labels were drawn over each other)."""
+    import xml.etree.ElementTree as ET
+
+    from pytest_rag.reports.svg import Point, scatter
+
+    points = [Point(100.0, 0.5, "20-0"), Point(101.0, 0.51, "150-30", True, True),
+              Point(102.0, 0.5, "60-10", True), Point(900.0, 0.9, "far-away")]
+    svg = ET.fromstring(scatter(points, title="t"))
+    labels = {t.text: t for t in svg.findall("text")}
+
+    def box(name: str) -> tuple[float, float, float, float]:
+        text = labels[name]
+        size = 5.5 * len(name)
+        left = float(text.attrib["x"]) - (size if text.get("text-anchor") == "end" else 0)
+        bottom = float(text.attrib["y"]) + 2
+        return left, bottom - 11, left + size, bottom
+
+    names = [point.label for point in points]
+    for i, first in enumerate(names):
+        for second in names[i + 1:]:
+            a, b = box(first), box(second)
+            assert not (a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]), (
+                first, second)
+    assert float(labels["far-away"].attrib["x"]) <= 560  # inside the chart
+
+
 def test_an_objective_no_variant_recorded_fails_the_gate_instead_of_passing() -> None:
     rule = SweepRule(objective="augmentation.context_sufficient", shipped="a")
     records = [StageRecord(f"t.py::test[{name}]", "retrieval", {"token_recall": value})
