@@ -198,11 +198,13 @@ class GatePlugin:
         if variant_error:
             failures.append(variant_error)
         export_notes: list[str] = []
+        exported: list[str] = []
         if self.options.export_dir is not None:
             from .report_files import export_reports
 
-            export_notes = export_reports(self.options.export_dir, item.nodeid, state.latest(),
-                                          run_root=self.session.config.rootpath)
+            export_notes, exported = export_reports(
+                self.options.export_dir, item.nodeid, state.latest(),
+                run_root=self.session.config.rootpath)
         if self.options.report_html is not None:  # only then: xdist payloads stay small
             records = [self._with_details(record, reports[record.entry_key],
                                           diffs.get(record.entry_key, []))
@@ -228,7 +230,7 @@ class GatePlugin:
             sweep=sweep, variant=variant, records=records,
             checks=[check for stage_checks in checks.values() for check in stage_checks],
             diffs=[diff for stage_diffs in diffs.values() for diff in stage_diffs],
-            notes=[*notes, *export_notes])
+            notes=[*notes, *export_notes], exported=exported)
         return message, payload, bool(regressed)
 
     def _controller_reads_per_query(self) -> bool:

@@ -81,6 +81,10 @@ class ReportFiles:
             except OSError as error:
                 run.notes.append(f"could not write {path}: {error.strerror or error}")
                 session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+        if self.options.export_dir is not None:  # written by the tests, counted here
+            count = len(results.exported)
+            run.notes.append(f"wrote {self.options.export_dir} ({count} dataset "
+                             f"file{'s' if count != 1 else ''}, a folder per test)")
         run.config.hook.pytest_rag_scorecard(config=run.config, scorecard=scorecard)
 
     def _write_html_report(self, path: Path, scorecard: Scorecard, root: Path) -> None:
@@ -124,17 +128,18 @@ def export_folder(root: Path, nodeid: str) -> Path:
 
 
 def export_reports(root: Path, nodeid: str, reports: Mapping[str, Report], *,
-                   run_root: Path) -> list[str]:
+                   run_root: Path) -> tuple[list[str], list[str]]:
     """Write the exports of one test's reports under ``root``; the notes to show (problems
-    only).  Every file is an output of the run: no link may lead it out of ``run_root``
-    (:func:`~pytest_rag.atomic.output_target`), checked before its folder is made."""
+    only) and the paths of the files written.  Every file is an output of the run: no
+    link may lead it out of ``run_root`` (:func:`~pytest_rag.atomic.output_target`),
+    checked before its folder is made."""
     from ..dataset.loading import load_dataset
     from ..dataset.sources import write_dataset
     from ..dataset.sources.export import UNSUPPORTED, dataset_json
     from ..errors import DatasetError
     from ..stages.evaluate import evaluate_dataset
 
-    notes = []
+    notes, written = [], []
     for stage, report in reports.items():
         if report.dataset is None:
             continue
@@ -150,9 +155,10 @@ def export_reports(root: Path, nodeid: str, reports: Mapping[str, Report], *,
         except (OSError, DatasetError) as error:
             notes.append(f"--rag-export: could not write {path}: {error}")
             continue
+        written.append(str(path))
         differing = [key for key, value in report.values.items()
                      if again.values.get(key) != value]
         if differing:
             notes.append(f"--rag-export: {path} does not reproduce {nodeid} [{stage}]: "
                          + ", ".join(differing))
-    return notes
+    return notes, written

@@ -70,6 +70,8 @@ class RunResults:
         self.variants: dict[str, dict[str, Any]] = {}
         #: Notes the tests left for the end of the run (said once each, in order).
         self._notes: dict[str, None] = {}
+        #: The dataset files ``--rag-export`` wrote (a rerun's once).
+        self.exported: set[str] = set()
 
     def passed(self, nodeid: str) -> bool:
         """Whether the test ran to the end and passed, setup and teardown included."""
@@ -106,13 +108,15 @@ class RunResults:
             diff = _diff_from_json(data)
             self.diffs.setdefault((nodeid, diff.entry_key), []).append(diff)
         self._notes.update(dict.fromkeys(payload.get("notes", ())))
+        self.exported.update(payload.get("exported", ()))
 
 
 def make_payload(*, sweep: bool, records: Iterable[StageRecord],
                  checks: Iterable[CheckOutcome], diffs: Iterable[MetricDiff],
                  variant: Mapping[str, Any] | None = None,
-                 notes: Iterable[str] = ()) -> dict[str, Any]:
-    """One test's results as plain JSON (what crosses the xdist process boundary).
+                 notes: Iterable[str] = (), exported: Iterable[str] = ()) -> dict[str, Any]:
+    """One test's results as plain JSON (what crosses the xdist process boundary);
+    ``exported``: the paths of the dataset files ``--rag-export`` wrote.
 
     A record's fingerprints of whole gold are sent only with its per-stage gold
     fingerprints: they are read only beside those (:func:`~pytest_rag.compare.gold.
@@ -123,7 +127,8 @@ def make_payload(*, sweep: bool, records: Iterable[StageRecord],
             "records": [_record_json(record) for record in records],
             "checks": [check.to_json() for check in checks],
             "diffs": [_diff_json(diff) for diff in diffs],
-            **({"notes": list(notes)} if notes else {})}
+            **({"notes": list(notes)} if notes else {}),
+            **({"exported": list(exported)} if exported else {})}
 
 
 class TransportPlugin:

@@ -240,7 +240,8 @@ def _summary(scorecard: Scorecard, ids: Mapping[int, str]) -> list[str]:
     for status, word in SUMMARY_WORDS:
         if counts.get(status):
             parts.append(f"{_count('span', counts[status], 'summary', status)} {_e(word)}")
-    out.append(f'<p class="line">{", ".join(parts)}</p>')
+    metrics = "; metrics: " + ", ".join(parts[1:]) if parts[1:] else ""  # as the terminal's
+    out.append(f'<p class="line">{parts[0]}{metrics}</p>')
     out.append('<div class="tiles">')
     tiles: list[tuple[str, int, str, str]] = [
         (outcome, by_outcome.get(outcome, 0), "outcomes", f"tests {outcome}")

@@ -26,6 +26,7 @@ from ..escaping import markdown_code, terminal_text
 from ..formatting import delta_text, fitted, number_text, p_value_text, setting_text
 from ..registry import REGISTRY, MetricSpec
 from .sweep_views import sweep_brief, sweep_lines, sweep_markdown
+from .tables import status_counts
 
 __all__ = ["ATTENTION", "LABELS", "SUMMARY_WORDS", "ScoreEntry", "ScoreRow", "Scorecard",
            "build_scorecard"]
@@ -258,6 +259,32 @@ SUMMARY_WORDS: tuple[tuple[str, str], ...] = tuple(
     (label, row.summary) for label, row in LABELS.items() if row.summary)
 
 
+def _moved(row: ScoreRow) -> bool:
+    """An informational metric (never a regression) whose value changed against the
+    baseline: not "unchanged", though it passes."""
+    return row.direction == "info" and row.baseline is not None and row.value != row.baseline
+
+
+def _hidden_text(entry: ScoreEntry, shown: Sequence[ScoreRow]) -> str:
+    """The count of an entry's metrics not shown: unchanged against the baseline (or
+    not checked), and the informational ones that changed, counted apart."""
+    listed = {row.key for row in shown}
+    hidden = [row for row in entry.rows if row.key not in listed]
+    moved = sum(map(_moved, hidden))
+    rest = len(hidden) - moved
+    parts = []
+    if rest:
+        baselined = any(row.baseline is not None for row in entry.rows)
+        what = ("not checked" if not baselined else "unchanged" if moved
+                else "unchanged against the baseline")
+        parts.append(f"{rest} {'more ' if shown else ''}metric{'s' if rest != 1 else ''} {what}")
+    if moved:
+        parts.append(f"{moved} informational changed" if rest else
+                     f"{moved} {'more ' if shown else ''}informational "
+                     f"metric{'s' if moved != 1 else ''} changed")
+    return ", ".join(parts) + " (-v lists them)"
+
+
 @dataclass(frozen=True)
 class Scorecard:
     """Every recorded stage of the session, in collection order, then by stage."""
@@ -292,12 +319,14 @@ class Scorecard:
         return counts
 
     def summary_line(self) -> str:
+        """``20 stage reports; metrics: 17 regressed, 1 no longer measured, 11 new``:
+        the counts after ``metrics:`` are of metrics, in the words of ``pytest-rag diff``."""
         counts = self.counts()
-        parts = [f"{counts['stages']} stage report{'s' if counts['stages'] != 1 else ''}"]
-        for status, word in SUMMARY_WORDS:
-            if counts.get(status):
-                parts.append(f"{counts[status]} {word}")
-        return ", ".join(parts)
+        stages = f"{counts['stages']} stage report{'s' if counts['stages'] != 1 else ''}"
+        by_word: dict[str, int] = {LABELS[label].word: count for label, count in counts.items()
+                   if label in LABELS}
+        metrics = status_counts(by_word)
+        return stages + ("; metrics: " + ", ".join(metrics) if metrics else "")
 
     # -- terminal ---------------------------------------------------------------
     def lines(self, *, full: bool = False, width: int = 80,
@@ -347,10 +376,8 @@ class Scorecard:
                 out.extend(textwrap.wrap(terminal_text(note), width, initial_indent="  ",
                                          subsequent_indent="    "))
             if hidden:
-                baselined = any(row.baseline is not None for row in entry.rows)
-                what = "unchanged against the baseline" if baselined else "not checked"
-                out.append(f"  {hidden} {'more ' if rows else ''}"
-                           f"metric{'s' if hidden != 1 else ''} {what} (-v lists them)")
+                out.extend(textwrap.wrap(_hidden_text(entry, rows), width, initial_indent="  ",
+                                         subsequent_indent="    "))
             blocks.append(out)
         counted = []  # one line each, always shown
         if quiet:

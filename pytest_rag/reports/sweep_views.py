@@ -150,8 +150,7 @@ def verdict_lines(sweep: Sweep) -> list[str]:
     if verdict.gate is not None:
         out.append(f"GATE FAILED: {verdict.gate}")
     elif verdict.shipped is not None:
-        out.append(f"shipped: {sweep.variants[verdict.shipped]} (no variant beats it beyond "
-                   "noise at no higher cost)")
+        out.append(f"shipped: {sweep.variants[verdict.shipped]} ({verdict.shipped_note})")
     return out
 
 

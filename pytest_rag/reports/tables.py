@@ -103,14 +103,21 @@ def render_diff(rows: list[DiffRow], *, show_all: bool = False) -> str:
         text = _tabulate(table, headers=("metric", "old", "new", "delta", "p", "95% CI", "status"),
                         tablefmt="simple", disable_numparse=True)
         out.extend("  " + line for line in text.splitlines())
-    failed = sum(row.failed for row in rows)
-    noise = sum(row.diff.status == "within noise" for row in rows)
-    improved = sum(row.diff.status == "improved" for row in rows)
-    summary = f"{failed} regressed, {improved} improved"
-    if noise:
-        summary += f", {noise} worse but within noise"
-    unlike = sum(row.diff.unsettled for row in rows)
-    if unlike:
-        summary += f", {unlike} not compared (different gold or settings)"
+    counts: dict[str, int] = {}
+    for row in rows:
+        counts[row.diff.status] = counts.get(row.diff.status, 0) + 1
+    summary = ", ".join(status_counts(counts, always=True))
     out.append(summary if out else f"no differences; {summary}")
     return "\n".join(out)
+
+
+def status_counts(counts: Mapping[str, int], *, always: bool = False) -> list[str]:
+    """``["17 regressed", "1 no longer measured", "11 new"]``: the metrics of each
+    status (``counts``, by status word) that has summary words, in the words and
+    order of :data:`~pytest_rag.compare.comparison.STATUSES`; the scorecard's
+    summary line and ``pytest-rag diff`` count alike.  ``always``: the statuses
+    whose tile is always shown (regressed, improved) are counted at 0 too."""
+    from ..compare.comparison import STATUSES
+
+    return [f"{counts.get(word, 0)} {row.summary}" for word, row in STATUSES.items()
+            if row.summary and (counts.get(word) or (always and row.tile_always))]

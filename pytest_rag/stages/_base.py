@@ -237,6 +237,12 @@ def available(dataset: Dataset, settings: Mapping[str, object], name: str) -> bo
 _given = partial(is_not, None)
 
 
+#: Appended to "needs relevant" when the queries have evidence spans and grading
+#: chunks from them is off: the setting that measures the metric.
+EVIDENCE_HINT = ("; the queries have expected_evidence: relevance_from_evidence=True "
+                 "(ini rag_relevance_from_evidence = true) grades the chunks from it")
+
+
 class ReportBuilder:
     """Collects a stage's values, then explains every ``None`` from the registry."""
 
@@ -263,6 +269,13 @@ class ReportBuilder:
         self.query_values[key] = values
         self.set(key, mean(values))
 
+    def _evidence_would_grade(self) -> bool:
+        """Grading chunks from evidence is a setting of this stage, off, and the
+        queries have evidence spans to grade from."""
+        return (self.stage in setting("relevance_from_evidence").stages
+                and not self.settings.get("relevance_from_evidence")
+                and available(self.dataset, self.settings, "expected_evidence"))
+
     def build(self) -> Report:
         missing: dict[str, str] = {}
         given: dict[str, bool] = {}  # each input is looked for once
@@ -278,7 +291,9 @@ class ReportBuilder:
                                       for name in need_alternatives(need))
             absent = [describe_need(need) for need in spec.needs if not given[need]]
             if absent:
-                missing[spec.key] = "needs " + ", ".join(absent)
+                missing[spec.key] = "needs " + ", ".join(absent) + (
+                    EVIDENCE_HINT if "relevant" in absent and self._evidence_would_grade()
+                    else "")
             elif spec.per_query:
                 missing[spec.key] = ("no query has every input it needs ("
                                      + ", ".join(map(describe_need, spec.needs))

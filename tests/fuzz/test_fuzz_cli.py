@@ -39,6 +39,7 @@ from hypothesis import strategies as st
 import pytest_rag
 from pytest_rag import DatasetError, load_dataset
 from pytest_rag.cli import main
+from pytest_rag.compare.comparison import STATUSES
 from pytest_rag.escaping import terminal_lines
 
 
@@ -312,9 +313,8 @@ def test_diff_exits_0_1_or_2_on_mutated_files(folder: Path,
 
 
 #: The last line of ``pytest-rag diff``: the counts of what it found.
-DIFF_SUMMARY = re.compile(r"(no differences; )?\d+ regressed, \d+ improved"
-                          r"(, \d+ worse but within noise)?"
-                          r"(, \d+ not compared \(different gold or settings\))?")
+_WORDS = "|".join(re.escape(row.summary) for row in STATUSES.values() if row.summary)
+DIFF_SUMMARY = re.compile(rf"(no differences; )?\d+ ({_WORDS})(, \d+ ({_WORDS}))*")
 
 
 # -- regressions: minimal reproductions of fixed bugs ----------------------------------------------

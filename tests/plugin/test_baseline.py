@@ -248,7 +248,7 @@ def test_regression_fails_the_test_that_recorded_it(rag_pytester: pytest.Pyteste
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(REGRESSION_LINES)
     result.stdout.fnmatch_lines(["*precision_at_k *0.375 *0.500 *-0.125 *REGRESSED",
-                                 "1 stage report, 5 regressed"])
+                                 "1 stage report; metrics: 5 regressed"])
     assert (rag_pytester.path / BASELINE).read_bytes() == before  # comparing never writes
 
 
@@ -269,7 +269,7 @@ def test_improvement_is_reported_and_passes(rag_pytester: pytest.Pytester) -> No
     # q3 now finds its chunk: recall (1 + 2/3 + 1 + 1) / 4 = 0.917.
     result.stdout.fnmatch_lines([
         "*recall_at_k *0.917 *0.667 *+0.250 *improved",
-        "1 stage report, 7 improved",
+        "1 stage report; metrics: 7 improved",
         "7 metrics improved: the baseline can be tightened (--rag-update-baseline)",
     ])
 
@@ -287,7 +287,7 @@ def test_new_tests_and_metrics_are_new_and_pass(several: pytest.Pytester) -> Non
         "*hit_at_k *0.750 *new",
         "test_rag.py::test_b [[]retrieval[]] (k=2)",
         "*recall_at_k *0.667 *new",
-        "2 stage reports, 10 new",
+        "2 stage reports; metrics: 10 new",
     ])
 
 

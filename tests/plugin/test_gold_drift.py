@@ -144,7 +144,7 @@ def test_metrics_without_per_query_values_are_not_compared(recorded: pytest.Pyte
     result.assert_outcomes(passed=1)
     # p95 latency went from 1 to 50 ms with the 20 new questions: not comparable, not failed.
     result.stdout.fnmatch_lines(["  p95_latency_ms  * 50.000 * 1.000 * +49.000 * gold changed",
-                                 "*1 stage report, 2 not compared (gold changed)"])
+                                 "*1 stage report; metrics: 2 not compared (gold changed)"])
 
 
 def test_the_baseline_and_the_report_record_the_fingerprints(recorded: pytest.Pytester) -> None:

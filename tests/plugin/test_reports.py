@@ -62,7 +62,7 @@ def test_markdown_report(rag_pytester: pytest.Pytester) -> None:
     result.assert_outcomes(failed=1)
     text = (rag_pytester.path / "summary.md").read_text(encoding="utf-8")
     lines = text.splitlines()
-    assert lines[:5] == ["## RAG scorecard", "", "1 stage report, 1 below threshold", "",
+    assert lines[:5] == ["## RAG scorecard", "", "1 stage report; metrics: 1 below threshold", "",
                          "### <code>test&#95;rag.py::test&#95;retrieval</code> — retrieval"]
     assert [cell.strip() for cell in lines[6].split("|")] == [
         "", "metric", "value", "threshold", "baseline", "delta", "p", "95% CI", "status", ""]

@@ -99,9 +99,16 @@ def test_a_better_variant_at_a_higher_cost_does_not_fail_the_gate(
     # "big" is better beyond noise but its context is twice the size: a trade-off.
     _project(pytester, '@pytest.mark.rag_sweep(shipped="small")', "[(8, 12), (4, 2)]",
              '["big", "small"]')
-    result = pytester.runpytest(*RUN)
+    result = pytester.runpytest(*RUN, "--rag-report=r.json")
     assert result.ret == pytest.ExitCode.OK
-    result.stdout.fnmatch_lines(["*shipped: small (no variant beats it*"])
+    # The line says the gate passes and names the better, costlier variant.
+    note = ("nothing beats it at no higher cost; big is better beyond noise (1.000 vs "
+            "0.167), at a higher cost: context_tokens 8 vs 4, index_tokens 48 vs 48")
+    assert f"shipped: small ({note})" in " ".join(
+        line.strip() for line in result.stdout.lines)
+    verdict = json.loads((pytester.path / "r.json").read_text())["sweeps"][
+        "test_sweep.py::test_chunker"]["verdict"]
+    assert verdict["gate"] is None and verdict["shipped_note"] == note
 
 
 def test_knobs_costs_and_verdict_reach_every_report(pytester: pytest.Pytester) -> None:
@@ -217,6 +224,9 @@ def test_retrieval(rag):
     result = pytester.runpytest(*RUN, "--rag-export=exported", "--rag-report=r.json")
     result.assert_outcomes(passed=3)
     assert "--rag-export" not in result.stdout.str()  # every file reproduced its report
+    # Said like the report files: where, and how many dataset files.
+    result.stdout.fnmatch_lines([f"pytest-rag: wrote {pytester.path / 'exported'} (3 dataset "
+                                 "files, a folder per test)"])
     report = json.loads((pytester.path / "r.json").read_text())
     checked = 0
     for nodeid, stages in report["tests"].items():
@@ -244,6 +254,8 @@ def test_embedding(rag):
     result = pytester.runpytest_subprocess(*RUN, "--rag-export=exported", *workers)
     result.assert_outcomes(passed=1)
     assert "--rag-export" not in result.stdout.str()
+    result.stdout.fnmatch_lines(["pytest-rag: wrote *exported (1 dataset file, a folder per "
+                                 "test)"])  # counted on the controller under xdist too
     # A stage the export could not hold is named at the end of the run, under xdist too.
     pytester.makeconftest("""
 import pytest_rag.dataset.sources.export as export

@@ -329,3 +329,21 @@ def test_only_the_retrieved_chunks_give_exact_hit_mrr_and_precision(
         if measured:
             assert seen.missing[key] == ("pass chunks=, the full chunk list, to count the "
                                          "relevant chunks")
+
+
+def test_needs_relevant_points_to_relevance_from_evidence_when_evidence_is_there() -> None:
+    # Evidence spans but no relevant: the reason names the setting that measures it.
+    kwargs: dict[str, Any] = {"documents": DOCUMENTS, "chunks": CHUNKS,
+                              "expected_evidence": GOLD, "retrieved_ids": {"q1": ["c0"]}}
+    for evaluator in (RetrievalEvaluator(k=1), RerankingEvaluator(k=1)):
+        extra = {"reranked_ids": {"q1": ["c0"]}} if evaluator.stage == "reranking" else {}
+        report = evaluator.evaluate(**kwargs, **extra)
+        reason = report.missing["ndcg_at_k"]
+        assert reason == ("needs relevant; the queries have expected_evidence: "
+                          "relevance_from_evidence=True (ini rag_relevance_from_evidence "
+                          "= true) grades the chunks from it")
+    # With the setting on it is measured; without evidence the reason stays short.
+    assert RetrievalEvaluator(k=1, relevance_from_evidence=True).evaluate(
+        **kwargs).ndcg_at_k is not None
+    bare = RetrievalEvaluator(k=1).evaluate(retrieved_ids={"q1": ["c0"]})
+    assert bare.missing["ndcg_at_k"] == "needs relevant"

@@ -49,6 +49,33 @@ def test_regression_exits_1_with_a_table(files: tuple[Path, Path]) -> None:
     assert out.strip().endswith("1 regressed, 0 improved")
 
 
+def test_the_summary_counts_like_the_scorecard(tmp_path: Path) -> None:
+    # A metric no longer measured is "no longer measured" (not "regressed"), a new one
+    # "new": the words and counts of the scorecard's summary line.
+    from pytest_rag.compare.diff import diff_files, load_scores
+    from pytest_rag.compare.records import StageRecord
+    from pytest_rag.registry import REGISTRY
+    from pytest_rag.reports.scorecard import build_scorecard
+
+    queries = {f"q{i}": 0.5 for i in range(4)}
+    old = _baseline(tmp_path / "old.json", {"recall_at_k": 0.8, "mrr_at_k": 0.5},
+                    {"recall_at_k": dict.fromkeys(queries, 0.8)})
+    new = _baseline(tmp_path / "new.json", {"recall_at_k": 0.5, "mrr_at_k": None,
+                                            "hit_at_k": 1.0},
+                    {"recall_at_k": queries}, kind="report")
+    status, out, _ = run("diff", str(old), str(new), "--all")
+    assert status == 1
+    assert out.splitlines()[-1] == "1 regressed, 1 no longer measured, 0 improved, 1 new"
+    node = "test_x.py::test_retrieval"
+    record = StageRecord(node, "retrieval",
+                         {"recall_at_k": 0.5, "mrr_at_k": None, "hit_at_k": 1.0},
+                         {"recall_at_k": queries})
+    diffs = [row.diff for row in diff_files(load_scores(old), load_scores(new))]
+    card = build_scorecard([record], {}, {(node, "retrieval"): diffs}, REGISTRY)
+    assert card.summary_line() == ("1 stage report; metrics: 1 regressed, 1 no longer "
+                                   "measured, 1 new")
+
+
 def test_consistent_regression_is_significant(files: tuple[Path, Path]) -> None:
     status, out, _ = run("diff", str(files[0]), str(files[1]), "--significance", "0.05")
     assert status == 1 and "within noise" not in out

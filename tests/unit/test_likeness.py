@@ -172,7 +172,7 @@ def test_pytest_rag_diff_names_entries_not_compared() -> None:
     rows = diff_files(old, new)
     assert {row.diff.status for row in rows} == {"settings changed"}
     assert render_diff(rows).splitlines()[-1] == (
-        "0 regressed, 0 improved, 1 not compared (different gold or settings)")
+        "0 regressed, 0 improved, 1 not compared (settings changed)")
 
 
 # -- metrics the output can leave undefined (registry's undefined_when) ---------------

@@ -176,6 +176,57 @@ def test_the_gate_fails_a_shipped_variant_beaten_beyond_noise_at_no_higher_cost(
     assert unknown.gate is not None and "not one of" in unknown.gate
 
 
+def test_the_shipped_line_names_a_better_variant_at_a_higher_cost() -> None:
+    # The cheapest variant cannot be beaten at no higher cost, but the line says what
+    # is better beyond noise and what it costs more.
+    worse, better = [0.0] * 20, [1.0] * 20
+    verdict = decide(("20-0", "60-10", "40-0"), "o.k", "higher", (0.0, 1.0, 0.05),
+                     (_per_query(worse), _per_query(better), _per_query([0.0] * 19 + [1.0])),
+                     ("chunks",), ((80.0,), (120.0,), (100.0,)), shipped="20-0")
+    assert verdict.gate is None
+    assert verdict.shipped_note == ("nothing beats it at no higher cost; 60-10 is better "
+                                    "beyond noise (1.000 vs 0.000), at a higher cost: "
+                                    "chunks 120 vs 80")
+    within = decide(("a", "b"), "o.k", "higher", (0.5, 0.55),
+                    (_per_query([1.0] * 10 + [0.0] * 10), _per_query([1.0] * 11 + [0.0] * 9)),
+                    ("chunks",), ((1.0,), (2.0,)), shipped="a")
+    assert within.shipped_note == "no variant beats it beyond noise at no higher cost"
+
+
+def test_when_every_variant_is_excluded_the_verdict_says_so() -> None:
+    # Every test failed (an ini floor the gold cannot measure): the objective was
+    # measured, so "no variant measured it" would be false.
+    rule = SweepRule(shipped="60-10")
+    records, variants = [], {}
+    for name, sufficient in (("20-0", 0.5), ("60-10", 0.75)):
+        nodeid = f"t.py::test[{name}]"
+        records.append(StageRecord(nodeid, "augmentation", {"context_sufficient": sufficient},
+                                   {"context_sufficient": {f"q{i}": sufficient
+                                                           for i in range(8)}}))
+        variants[nodeid] = Variant((("name", name),), {}, rule)
+    outcomes = {f"t.py::test[{name}]": "failed" for name in ("20-0", "60-10")}
+    card = build_scorecard(records, {}, {}, REGISTRY, outcomes, variants=variants)
+    verdict = card.sweeps()[0].verdict
+    assert verdict is not None and verdict.recommended is None and verdict.gate is None
+    assert verdict.reason == ("every variant was excluded (its test failed or a requirement "
+                              "was missed): 20-0, 60-10")
+    text = " ".join(line.strip() for line in card.lines())
+    assert "no recommendation: every variant was excluded" in text
+    assert ("shipped: 60-10 (excluded: its test failed; the failed test fails the run; "
+            "no variant beats it beyond noise at no higher cost)") in text
+    # A shipped variant that misses a requirement passes its test: the line says the
+    # gate does not fail on that.
+    missing = decide(("a", "b"), "o.k", "higher", (0.5, 0.5), ({}, {}), (), ((), ()),
+                     shipped="a", exclusions=("it misses chunking.size_compliance >= 0.9", ""))
+    assert missing.shipped_note == ("excluded: it misses chunking.size_compliance >= 0.9; "
+                                    "the gate does not fail on that; no variant beats it "
+                                    "beyond noise at no higher cost")
+    some = decide(("a", "b"), "o.k", "higher", (0.5, None), ({}, {}), (), ((), ()),
+                  exclusions=("its test failed", ""))
+    assert some.reason == ("no variant that takes part measured o.k; excluded (test failed "
+                           "or a requirement missed): a")
+
+
 def test_the_gate_passes_a_shipped_variant_within_noise() -> None:
     shipped = [1.0] * 10 + [0.0] * 10
     other = [1.0] * 11 + [0.0] * 9  # one query better: noise

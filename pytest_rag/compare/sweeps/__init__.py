@@ -22,7 +22,7 @@ from typing import Any
 
 from ...errors import did_you_mean
 from ...registry import REGISTRY, STAGES, MetricSpec
-from .verdict import Verdict, decide
+from .verdict import FAILED, Verdict, decide
 
 __all__ = ["COSTS", "DEFAULT_OBJECTIVES", "Sweep", "SweepColumn", "SweepRule", "Variant",
            "find_sweeps", "split_nodeid"]
@@ -239,7 +239,8 @@ class Sweep:
                 "frontier": [v for v, s in zip(self.variants, verdict.standings) if s.frontier],
                 "variants": {v: s.to_json() for v, s in zip(self.variants, verdict.standings)},
                 "shipped": _name(self.variants, verdict.shipped),
-                "beaten_by": _name(self.variants, verdict.beaten_by), "gate": verdict.gate}
+                "beaten_by": _name(self.variants, verdict.beaten_by), "gate": verdict.gate,
+                "shipped_note": verdict.shipped_note}
         return data
 
 
@@ -326,10 +327,14 @@ def _sweep(base: str, members: Sequence[tuple[str, Any]], directions: Mapping[st
             name for name in DEFAULT_COSTS if name in by_name)
         matrix = [tuple(by_name.get(name, (None,) * len(names))[i] for name in chosen)
                   for i in range(len(names))]
-        eligible = [not failed[i] and not rule.missed(tables[i], specs)
-                    for i in range(len(names))]
+        exclusions = []
+        for i in range(len(names)):
+            missed = rule.missed(tables[i], specs)
+            exclusions.append(FAILED if failed[i] else
+                              "it misses " + ", ".join(missed) if missed else "")
         verdict = decide(names, objective.name, objective.direction, objective.values,
-                         objective.per_query, chosen, matrix, rule.shipped, eligible)
+                         objective.per_query, chosen, matrix, rule.shipped,
+                         exclusions=exclusions)
     return Sweep(base, names, knobs, tuple(varying), costs, len(keys) - len(varying),
                  starred, rule, verdict)
 

@@ -18,6 +18,8 @@ values) and their costs; :mod:`pytest_rag.compare.sweeps` feeds them.
   recommended, nor a variant that beats the shipped one.
 * **Gate**: the shipped variant fails when another one is better on the
   objective beyond noise (interval above 0) and costs no more on every cost.
+  When it passes, :attr:`Verdict.shipped_note` says why, and names the best
+  variant that is better beyond noise at a higher cost (a trade-off) if any.
 """
 
 from __future__ import annotations
@@ -77,8 +79,9 @@ class Verdict:
 
     ``best``, ``recommended``, ``shipped`` and ``beaten_by`` are variant indices
     (``None`` when there is none); ``reason`` says why the recommendation won
-    and ``gate`` why the shipped variant fails (``None``: it passes, or none
-    was stated).
+    (or why there is none) and ``gate`` why the shipped variant fails (``None``:
+    it passes, or none was stated); ``shipped_note`` why it passes (``None``
+    when it fails or none was stated).
     """
 
     objective: str
@@ -91,6 +94,7 @@ class Verdict:
     shipped: int | None = None
     beaten_by: int | None = None
     gate: str | None = None
+    shipped_note: str | None = None
 
     @property
     def rule(self) -> str:
@@ -148,15 +152,20 @@ def _beats(change_low: float | None, change_high: float | None, direction: str) 
 def decide(variants: Sequence[str], objective: str, direction: str,
            means: Sequence[float | None], per_query: Sequence[Mapping[str, float | None]],
            cost_names: Sequence[str], costs: Sequence[Costs],
-           shipped: str | None = None, eligible: Sequence[bool] | None = None) -> Verdict:
+           shipped: str | None = None, eligible: Sequence[bool] | None = None,
+           exclusions: Sequence[str] | None = None) -> Verdict:
     """Rank the variants on ``objective`` and recommend one (see the module's rules).
 
     ``means[i]`` and ``per_query[i]`` are variant ``i``'s objective value and its
     per-query values (empty for a pooled metric); ``costs[i]`` its costs, in the
     order of ``cost_names``.  ``shipped``: the variant the project ships, checked
     by the gate.  ``eligible[i]``: variant ``i`` takes part (default: all).
+    ``exclusions[i]``: why variant ``i`` takes no part ("its test failed", "it misses
+    ..."; ``""``: it takes part), given instead of ``eligible`` to have the reason said.
     """
     count = len(variants)
+    if exclusions is not None:
+        eligible = [not why for why in exclusions]
     allowed = list(eligible) if eligible is not None else [True] * count
     points = [None if m is None or not ok else (_oriented(m, direction), tuple(c))
               for m, c, ok in zip(means, costs, allowed)]
@@ -199,13 +208,20 @@ def decide(variants: Sequence[str], objective: str, direction: str,
     if shipped is None:
         return verdict
     return _gate(verdict, variants, shipped, [m if ok else None for m, ok in zip(means, allowed)],
-                 per_query, costs, means)
+                 per_query, costs, means, exclusions)
 
 
 def _reason(variants: Sequence[str], objective: str, cost_names: Sequence[str],
             costs: Sequence[Costs], standings: Sequence[Standing], best: int | None,
             recommended: int | None, choices: int) -> str:
     if recommended is None or best is None:
+        excluded = [v for v, s in zip(variants, standings) if not s.eligible]
+        if excluded and all(s.mean is None for s in standings if s.eligible):
+            if any(s.mean is not None for s in standings):
+                return ("every variant was excluded (its test failed or a requirement was "
+                        "missed)" if len(excluded) == len(variants) else
+                        f"no variant that takes part measured {objective}; excluded (test "
+                        "failed or a requirement missed)") + ": " + ", ".join(excluded)
         return f"no variant measured {objective}"
     mean = standings[recommended].mean
     assert mean is not None
@@ -230,9 +246,57 @@ def _cost_text(value: float | None) -> str:
     return f"{value:.0f}" if float(value).is_integer() else number_text(value)
 
 
+def _costs_against(names: Sequence[str], mine: Costs, theirs: Costs) -> str:
+    """``chunks 120 vs 80, ...``: each cost of one variant against another's."""
+    return ", ".join(f"{name} {_cost_text(a)} vs {_cost_text(b)}"
+                     for name, a, b in zip(names, mine, theirs))
+
+
+def _passed_note(verdict: Verdict, variants: Sequence[str], s: int,
+                 means: Sequence[float | None], per_query: Sequence[Mapping[str, float | None]],
+                 costs: Sequence[Costs], why: str) -> str:
+    """Why the shipped variant ``s`` passes the gate: whether it takes part, and the best
+    variant better beyond noise at a higher cost (the trade-off the gate lets pass)."""
+    direction = verdict.direction
+    mine = verdict.standings[s].mean
+    assert mine is not None
+    said = []
+    if not verdict.standings[s].eligible:
+        why = why or "its test failed or it misses a requirement"
+        consequence = ("the failed test fails the run" if why == FAILED else
+                       "the gate does not fail on that" if why.startswith("it misses") else
+                       "a failed test fails the run")
+        said.append(f"excluded: {why}; {consequence}")
+    better = [j for j, mean in enumerate(means) if j != s and mean is not None
+              and _oriented(mean, direction) > _oriented(mine, direction)]
+    costlier = []
+    for j, change in zip(better, _changes(per_query[s], [per_query[j] for j in better])
+                         if better else []):
+        if _beats(change.ci_low, change.ci_high, direction):
+            mean = means[j]
+            assert mean is not None
+            costlier.append((-_oriented(mean, direction), j))
+    if not costlier:
+        said.append("no variant beats it beyond noise at no higher cost")
+    else:
+        _, j = min(costlier)
+        better_mean = means[j]
+        assert better_mean is not None
+        spent = _costs_against(verdict.cost, costs[j], costs[s])
+        said.append(f"nothing beats it at no higher cost; {variants[j]} is better beyond "
+                    f"noise ({number_text(better_mean)} vs {number_text(mine)}), at a "
+                    "higher cost" + (f": {spent}" if spent else ""))
+    return "; ".join(said)
+
+
+#: The exclusion of a variant whose test failed (see :func:`decide`'s ``exclusions``).
+FAILED = "its test failed"
+
+
 def _gate(verdict: Verdict, variants: Sequence[str], shipped: str,
           means: Sequence[float | None], per_query: Sequence[Mapping[str, float | None]],
-          costs: Sequence[Costs], measured: Sequence[float | None]) -> Verdict:
+          costs: Sequence[Costs], measured: Sequence[float | None],
+          exclusions: Sequence[str] | None) -> Verdict:
     """``means``: of the eligible variants (``None`` for the others), which may beat the
     shipped one; ``measured``: of every variant."""
     import dataclasses
@@ -260,12 +324,15 @@ def _gate(verdict: Verdict, variants: Sequence[str], shipped: str,
             assert mean is not None
             winners.append((-_oriented(mean, direction), j, change.ci_low, change.ci_high))
     if not winners:
-        return dataclasses.replace(verdict, shipped=s)
+        # Only variants at a higher (or unknown) cost are left to be better.
+        others = [None if j in rivals else mean for j, mean in enumerate(means)]
+        return dataclasses.replace(verdict, shipped=s, shipped_note=_passed_note(
+            verdict, variants, s, others, per_query, costs,
+            exclusions[s] if exclusions is not None else ""))
     _, j, low, high = min(winners)
     better = means[j]
     assert better is not None and low is not None and high is not None
-    spent = ", ".join(f"{name} {_cost_text(a)} vs {_cost_text(b)}"
-                      for name, a, b in zip(verdict.cost, costs[j], costs[s]))
+    spent = _costs_against(verdict.cost, costs[j], costs[s])
     message = (f"shipped variant {shipped!r} is beaten beyond noise by {variants[j]!r} on "
                f"{verdict.objective}: {number_text(better)} vs {number_text(mine)} "
                f"({delta_text(better - mine)}, 95% interval [{delta_text(low)}, "
