@@ -259,6 +259,13 @@ SUMMARY_WORDS: tuple[tuple[str, str], ...] = tuple(
     (label, row.summary) for label, row in LABELS.items() if row.summary)
 
 
+#: The characters a setting's value takes in an entry's header (``abstain_phrases=[...]``),
+#: cut beyond with ``…``; under ``-v`` (``full``) the longer room, which only a hostile
+#: value fills.
+SETTING_ROOM = 24
+SETTING_ROOM_FULL = 400
+
+
 def _moved(row: ScoreRow) -> bool:
     """An informational metric (never a regression) whose value changed against the
     baseline: not "unchanged", though it passes."""
@@ -348,6 +355,7 @@ class Scorecard:
         import textwrap
 
         blocks: list[list[str]] = []  # what needs attention, then the sweeps
+        room = SETTING_ROOM_FULL if full else SETTING_ROOM  # per setting value
         quiet = 0
         for entry in self.entries:
             if not full and entry.outcome != "failed" and entry.gold_change is None and not any(
@@ -355,7 +363,7 @@ class Scorecard:
                 quiet += 1
                 continue
             out: list[str] = []
-            settings = ", ".join(f"{k}={fitted(setting_text(v), 24)}"
+            settings = ", ".join(f"{k}={fitted(setting_text(v), room)}"
                                  for k, v in entry.settings.items() if v is not None)
             header = terminal_text(f"{entry.nodeid} [{entry.entry_key}]"
                                    + (f" ({settings})" if settings else ""))

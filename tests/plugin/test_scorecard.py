@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 
 import pytest
@@ -166,7 +167,8 @@ def test_sweep(rag, size, overlap):
 """
 
 
-@pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["serial", "xdist"])
+@pytest.mark.parametrize("workers", [  # "xdist": slow, pytest-xdist workers
+    pytest.param((), id="serial"), pytest.param(("-n", "2"), id="xdist", marks=pytest.mark.slow)])
 def test_sweep_rows_keep_the_parametrize_order(pytester: pytest.Pytester,
                                                workers: tuple[str, ...]) -> None:
     pytester.makepyfile(test_order=ORDERED)
@@ -263,6 +265,24 @@ def test_a_long_header_wraps_between_words_not_inside_one(rag_pytester: pytest.P
     assert "relevance_from_evidence=true)" in " ".join(lines)
     assert all(len(line) <= 80 for line in lines)
 
+
+LONG_SETTING = """
+def test_answers(rag):
+    rag.generation(queries=[{"id": "q1"}], reference_answer={"q1": "Paris"},
+                   answer={"q1": "Paris"},
+                   abstain_phrases=["i do not know", "no answer in the context"])
+"""
+
+
+def test_verbose_shows_a_long_setting_whole_and_the_default_cuts_it(
+        pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_rag=LONG_SETTING)
+    whole = '["i do not know", "no answer in the context"]'
+    full = " ".join(scorecard_lines(pytester.runpytest("-p", "no:cacheprovider", "-v")))
+    assert f"abstain_phrases={whole}" in re.sub(r" +", " ", full)  # wrapped: joined again
+    short = " ".join(scorecard_lines(pytester.runpytest(
+        "-p", "no:cacheprovider", "--rag-threshold", "generation.exact_match < 0.5")))
+    assert f"abstain_phrases={whole[:23]}…" in re.sub(r" +", " ", short)
 
 CHUNKER = """
 TEXT = " ".join(f"w{{i}}" for i in range(40))
