@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
+from importlib.metadata import entry_points
+
 import pytest
 from hypothesis_profiles import register
 
@@ -12,8 +16,9 @@ register()
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--slow", action="store_true", default=False,
-                     help="also run the tests marked slow (the benchmark harness, the kill "
-                          "tests); CI runs them")
+                     help="also run the tests marked slow (the benchmark harness, killed and "
+                          "racing writers, inner runs with pytest-xdist workers, real "
+                          "framework pipelines); CI runs them")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -23,3 +28,34 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.get_closest_marker("slow") is not None:
             item.add_marker(skip)
+
+
+
+#: The autoloaded pytest plugins the suite's own pytest processes use; tests that
+#: must run without one of them say so (``-p no:xdist``, ``-p no:rag``).
+SUITE_PLUGINS = frozenset({"rag", "xdist", "xdist.looponfail", "hypothesispytest", "benchmark"})
+#: ``-p no:NAME`` for every other installed plugin.  The integration extra brings
+#: LangSmith's and anyio's, which cost 1.3 s at every start of a process: the inner
+#: runs the tests start made the README's test command minutes slower, and a plugin
+#: of the developer's own environment must not change what an inner run prints.
+OTHER_PLUGINS = " ".join(sorted(f"-p no:{point.name}" for point in entry_points(group="pytest11")
+                                if point.name not in SUITE_PLUGINS))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _subprocesses_load_only_the_suites_plugins() -> Iterator[None]:
+    """``python -m pytest`` started by a test loads none of :data:`OTHER_PLUGINS`."""
+    with pytest.MonkeyPatch.context() as patch:
+        if OTHER_PLUGINS:
+            given = os.environ.get("PYTEST_ADDOPTS", "")
+            patch.setenv("PYTEST_ADDOPTS", f"{given} {OTHER_PLUGINS}".strip())
+        yield
+
+
+@pytest.fixture
+def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    """pytest's ``pytester``, whose runs (in-process and in a subprocess) load none of
+    :data:`OTHER_PLUGINS` either: it clears ``PYTEST_ADDOPTS``, then this sets only that."""
+    if OTHER_PLUGINS:
+        monkeypatch.setenv("PYTEST_ADDOPTS", OTHER_PLUGINS)
+    return pytester

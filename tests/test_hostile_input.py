@@ -8,8 +8,10 @@ pytest, each under ``resource.setrlimit(RLIMIT_AS, 2 GiB)`` and 10 s of CPU
 time (``RLIMIT_CPU``: what the process itself spends, whatever else the machine
 runs, so no outcome depends on how busy it is).  Each must end within them with
 the documented exit status, a message naming the file and the place, and no
-traceback.  A wall-clock timeout of 120 s only catches a process that waits
-without computing (a FIFO read that never returns).
+traceback.  The documented cases also run in-process in ``tests/unit`` and
+``tests/plugin``; here, a process each, they are marked slow.  A wall-clock
+timeout of 120 s only catches a process that waits without computing (a FIFO
+read that never returns).
 """
 
 from __future__ import annotations
@@ -90,6 +92,7 @@ PYTEST = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xd
           "-p", "no:hypothesispytest", "-q"]
 
 
+@pytest.mark.slow  # a process per case; tests/unit and tests/plugin run them in-process
 @pytest.mark.parametrize("case", DATASET_CASES, ids=lambda case: case.id)
 def test_a_bad_dataset_through_the_cli(tmp_path: Path, case: DatasetCase) -> None:
     path = case.write(tmp_path)
@@ -98,6 +101,7 @@ def test_a_bad_dataset_through_the_cli(tmp_path: Path, case: DatasetCase) -> Non
     assert done.stderr == f"pytest-rag: error: {case.expected(path)}\n"
 
 
+@pytest.mark.slow  # a process per case; tests/unit and tests/plugin run them in-process
 @pytest.mark.parametrize("case", DATASET_CASES, ids=lambda case: case.id)
 def test_a_bad_dataset_through_pytest(tmp_path: Path, case: DatasetCase) -> None:
     path = case.write(tmp_path)
@@ -112,6 +116,7 @@ def test_a_bad_dataset_through_pytest(tmp_path: Path, case: DatasetCase) -> None
     assert "Traceback" not in done.stdout + done.stderr
 
 
+@pytest.mark.slow  # a process per case; tests/unit and tests/plugin run them in-process
 @pytest.mark.parametrize("case", BASELINE_CASES, ids=lambda case: case.id)
 def test_a_bad_baseline_through_diff_and_pytest(tmp_path: Path, case: object) -> None:
     good, bad = tmp_path / "good.json", tmp_path / "rag-baseline.json"

@@ -125,6 +125,7 @@ def evaluate(path: Path, stage: str) -> dict[str, float | None]:
     return values
 
 
+@pytest.mark.slow  # six real splitter settings over two corpora, then the CLI
 @needs_shared
 def test_a_real_splitter_sweep_recommends_and_its_export_reproduces_it(
         sweep_project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -24,6 +24,9 @@ ROOT = Path(__file__).resolve().parents[2]
 CHROMA = ROOT.parent / "shared" / "data" / "chroma_chunking"
 CORPORA = ("chatlogs", "state_of_the_union")
 
+#: Each test runs a framework pipeline in a pytest process of its own: slow (CI runs them).
+pytestmark = pytest.mark.slow
+
 needs_shared = pytest.mark.skipif(
     not (CHROMA / "all.gold.json").is_file(),
     reason=f"shared data absent: {CHROMA / 'all.gold.json'} not found")

@@ -286,6 +286,7 @@ def test_d(rag):
 '''
 
 
+@pytest.mark.slow  # starts pytest-xdist workers
 def test_under_xdist_the_controller_names_failed_and_skipped_tests(
         rag_pytester: pytest.Pytester) -> None:
     pytest.importorskip("xdist")

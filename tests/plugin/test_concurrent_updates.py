@@ -38,6 +38,7 @@ def test_b(rag):
 """
 
 
+@pytest.mark.slow  # ten racing pytest processes
 def test_five_pairs_of_overlapping_updates_keep_every_entry(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_pair=TESTS)
     baseline = pytester.path / "rag-baseline.json"

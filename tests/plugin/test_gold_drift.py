@@ -167,7 +167,8 @@ def test_the_baseline_and_the_report_record_the_fingerprints(recorded: pytest.Py
     assert diff.ret == 0, diff.stdout.str()
 
 
-@pytest.mark.parametrize("workers", [None, "2"], ids=["one process", "xdist"])
+@pytest.mark.parametrize("workers", [  # "xdist": slow, pytest-xdist workers
+    pytest.param(None, id="one process"), pytest.param("2", id="xdist", marks=pytest.mark.slow)])
 def test_an_entry_of_whole_gold_fingerprints_still_compares_every_query(
         recorded: pytest.Pytester, workers: str | None) -> None:
     """Entries written before the fingerprints were per stage hold a digest of all of a

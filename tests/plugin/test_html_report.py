@@ -140,6 +140,7 @@ def test_details_are_built_only_for_the_html_report(project: pytest.Pytester) ->
     assert set(log.read_text().split()) == {"True"}
 
 
+@pytest.mark.slow  # starts pytest-xdist workers
 def test_same_page_with_and_without_xdist(project: pytest.Pytester) -> None:
     pytest.importorskip("xdist")
     project.runpytest(*RUN, "--rag-update-baseline").assert_outcomes(passed=3)

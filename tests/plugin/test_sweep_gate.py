@@ -241,7 +241,8 @@ def test_retrieval(rag):
     assert checked == 3
 
 
-@pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["serial", "xdist"])
+@pytest.mark.parametrize("workers", [  # "xdist": slow, pytest-xdist workers
+    pytest.param((), id="serial"), pytest.param(("-n", "2"), id="xdist", marks=pytest.mark.slow)])
 def test_vectors_are_exported_and_a_problem_would_be_named(
         pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
         workers: tuple[str, ...]) -> None:

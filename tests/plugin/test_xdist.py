@@ -74,6 +74,10 @@ pytest_rag.compare.baseline.Baseline.save = counting_save
 """
 
 
+#: Every test here starts pytest-xdist workers in an inner run: slow (CI runs them).
+pytestmark = pytest.mark.slow
+
+
 @pytest.fixture
 def project(rag_pytester: pytest.Pytester) -> pytest.Pytester:
     rag_pytester.makepyfile(test_rag=TESTS, test_more=TESTS.replace("def test_", "def test_more_"))
