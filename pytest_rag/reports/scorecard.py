@@ -355,7 +355,7 @@ class Scorecard:
         import textwrap
 
         blocks: list[list[str]] = []  # what needs attention, then the sweeps
-        room = SETTING_ROOM_FULL if full else SETTING_ROOM  # per setting value
+        setting_room = SETTING_ROOM_FULL if full else SETTING_ROOM  # per value
         quiet = 0
         for entry in self.entries:
             if not full and entry.outcome != "failed" and entry.gold_change is None and not any(
@@ -363,7 +363,7 @@ class Scorecard:
                 quiet += 1
                 continue
             out: list[str] = []
-            settings = ", ".join(f"{k}={fitted(setting_text(v), room)}"
+            settings = ", ".join(f"{k}={fitted(setting_text(v), setting_room)}"
                                  for k, v in entry.settings.items() if v is not None)
             header = terminal_text(f"{entry.nodeid} [{entry.entry_key}]"
                                    + (f" ({settings})" if settings else ""))

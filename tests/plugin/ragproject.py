@@ -76,6 +76,28 @@ BETTER = {**SAME, "q3": ["c", "x"]}
 MEASURED = ("precision_at_k", "recall_at_k", "f1_at_k", "mrr_at_k", "ndcg_at_k", "hit_at_k",
             "average_precision_at_k", "p50_latency_ms", "p95_latency_ms")
 BASELINE = "rag-baseline.json"
+
+#: The head of an inner sweep module: ``pytest`` imported, one document ``d`` of 48
+#: words (``WORDS``, ``TEXT``, ``DOCS``), ``span(first, count)`` (the characters of
+#: ``count`` words from word ``first``) and twelve questions (``QUERIES``), question
+#: ``i`` with its evidence (``EVIDENCE``) on words ``4i`` to ``4i + 3``.
+WORD_GRID = """
+import pytest
+
+WORDS = [f"w{i}" for i in range(48)]
+TEXT = " ".join(WORDS)
+DOCS = {"d": TEXT}
+
+
+def span(first, count):
+    start = len(" ".join(WORDS[:first])) + (1 if first else 0)
+    return start, start + len(" ".join(WORDS[first:first + count]))
+
+
+QUERIES = [{"id": f"q{i:02d}"} for i in range(12)]
+EVIDENCE = {q["id"]: [dict(zip(("start", "end"), span(4 * i, 4)), doc_id="d")]
+            for i, q in enumerate(QUERIES)}
+"""
 #: For subprocess runs: the other installed plugins cost half a second a process.
 FEWER_PLUGINS = ("-p", "no:hypothesispytest", "-p", "no:benchmark")
 

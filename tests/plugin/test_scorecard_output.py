@@ -4,7 +4,7 @@ of ``rag_sweep`` tests, a summary line; at most a screenful (issue 27)."""
 from __future__ import annotations
 
 import pytest
-from ragproject import scorecard_lines
+from ragproject import WORD_GRID, scorecard_lines
 
 from pytest_rag.plugin.summary import SCREENFUL
 
@@ -146,22 +146,7 @@ def test_stage_reports_filling_the_screen_leave_room_for_the_sweep_verdict(
 # on a 4-word span: each recorded as a chunking, a retrieval and an augmentation report
 # (about 40 metric and cost columns). The context holds the first chunk that overlaps the
 # question's evidence, so chunks that cut the evidence lose context sufficiency.
-CHUNKERS = """
-import pytest
-
-WORDS = [f"w{i}" for i in range(48)]
-DOCS = {"d": " ".join(WORDS)}
-
-
-def span(first, count):
-    start = len(" ".join(WORDS[:first])) + (1 if first else 0)
-    return start, start + len(" ".join(WORDS[first:first + count]))
-
-
-QUERIES = [{"id": f"q{i:02d}"} for i in range(12)]
-EVIDENCE = {q["id"]: [dict(zip(("start", "end"), span(4 * i, 4)), doc_id="d")]
-            for i, q in enumerate(QUERIES)}
-
+CHUNKERS = WORD_GRID + """
 
 @pytest.mark.rag_sweep(objective="augmentation.context_sufficient", cost="chunks",
                        shipped="words-8")

@@ -5,28 +5,13 @@ from __future__ import annotations
 import json
 
 import pytest
+from ragproject import WORD_GRID
 
 RUN = ("-p", "no:cacheprovider")
 
 #: Two chunkers over one document of 40 words, 12 questions each on a 4-word span.
 #: ``hits`` says per variant how many questions get their evidence into the context.
 SWEEP = """
-import pytest
-
-WORDS = [f"w{{i}}" for i in range(48)]
-TEXT = " ".join(WORDS)
-DOCS = {{"d": TEXT}}
-
-
-def span(first, count):
-    start = len(" ".join(WORDS[:first])) + (1 if first else 0)
-    return start, start + len(" ".join(WORDS[first:first + count]))
-
-
-QUERIES = [{{"id": f"q{{i:02d}}"}} for i in range(12)]
-EVIDENCE = {{q["id"]: [dict(zip(("start", "end"), span(4 * i, 4)), doc_id="d")]
-            for i, q in enumerate(QUERIES)}}
-
 
 def chunks_of(size):
     out = []
@@ -52,7 +37,7 @@ def test_chunker(rag, size, hits):
 
 
 def _project(pytester: pytest.Pytester, marker: str, params: str, ids: str) -> None:
-    pytester.makepyfile(test_sweep=SWEEP.format(marker=marker, params=params, ids=ids))
+    pytester.makepyfile(test_sweep=WORD_GRID + SWEEP.format(marker=marker, params=params, ids=ids))
 
 
 def test_the_run_fails_when_the_shipped_variant_is_beaten_beyond_noise(
@@ -139,6 +124,7 @@ def test_knobs_costs_and_verdict_reach_every_report(pytester: pytest.Pytester) -
 def test_explicit_knobs_and_a_wrong_rule(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_knobs="""
 import pytest
+from ragproject import WORD_GRID
 
 
 @pytest.mark.rag_sweep(objective="retrieval.recall")
@@ -176,6 +162,7 @@ def test_a_misspelled_sweep_argument_is_one_error_with_a_suggestion(
         pytester: pytest.Pytester, argument: str, message: str) -> None:
     pytester.makepyfile(test_knobs=f"""
 import pytest
+from ragproject import WORD_GRID
 
 
 @pytest.mark.rag_sweep({argument})
@@ -193,6 +180,7 @@ def test_knobs(rag, name):
 def test_a_misspelled_shipped_variant_gets_a_suggestion(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_knobs="""
 import pytest
+from ragproject import WORD_GRID
 
 
 @pytest.mark.rag_sweep(objective="retrieval.recall_at_k", shipped="alpha")
@@ -269,22 +257,7 @@ export.UNSUPPORTED["embedding"] = "not today"
 
 #: Six chunkers of one 48-word document measured on three stages: about 30 metric
 #: columns differ between the variants, more than a screenful holds at 80 columns.
-WIDE = """
-import pytest
-
-WORDS = [f"w{i}" for i in range(48)]
-TEXT = " ".join(WORDS)
-
-
-def span(first, count):
-    start = len(" ".join(WORDS[:first])) + (1 if first else 0)
-    return start, start + len(" ".join(WORDS[first:first + count]))
-
-
-QUERIES = [{"id": f"q{i:02d}"} for i in range(12)]
-EVIDENCE = {q["id"]: [dict(zip(("start", "end"), span(4 * i, 4)), doc_id="d")]
-            for i, q in enumerate(QUERIES)}
-
+WIDE = WORD_GRID + """
 
 @pytest.mark.rag_sweep
 @pytest.mark.parametrize("size", [2, 3, 4, 6, 8, 12])

@@ -269,17 +269,11 @@ def _passed_note(verdict: Verdict, variants: Sequence[str], s: int,
         said.append(f"excluded: {why}; {consequence}")
     better = [j for j, mean in enumerate(means) if j != s and mean is not None
               and _oriented(mean, direction) > _oriented(mine, direction)]
-    costlier = []
-    for j, change in zip(better, _changes(per_query[s], [per_query[j] for j in better])
-                         if better else []):
-        if _beats(change.ci_low, change.ci_high, direction):
-            mean = means[j]
-            assert mean is not None
-            costlier.append((-_oriented(mean, direction), j))
+    costlier = _beyond_noise(s, better, means, per_query, direction)
     if not costlier:
         said.append("no variant beats it beyond noise at no higher cost")
     else:
-        _, j = min(costlier)
+        _, j, _, _ = min(costlier)
         better_mean = means[j]
         assert better_mean is not None
         spent = _costs_against(verdict.cost, costs[j], costs[s])
@@ -287,6 +281,22 @@ def _passed_note(verdict: Verdict, variants: Sequence[str], s: int,
                     f"noise ({number_text(better_mean)} vs {number_text(mine)}), at a "
                     "higher cost" + (f": {spent}" if spent else ""))
     return "; ".join(said)
+
+
+def _beyond_noise(s: int, candidates: Sequence[int], means: Sequence[float | None],
+                  per_query: Sequence[Mapping[str, float | None]], direction: str,
+                  ) -> list[tuple[float, int, float | None, float | None]]:
+    """The ``candidates`` better than variant ``s`` beyond noise, each as ``(key, j,
+    low, high)``: ``min`` gives the best (``key``: its oriented mean, negated) and
+    ``low``/``high`` bound the 95% interval of its paired difference to ``s``."""
+    found = []
+    for j, change in zip(candidates, _changes(per_query[s], [per_query[j] for j in candidates])
+                         if candidates else []):
+        if _beats(change.ci_low, change.ci_high, direction):
+            mean = means[j]
+            assert mean is not None
+            found.append((-_oriented(mean, direction), j, change.ci_low, change.ci_high))
+    return found
 
 
 #: The exclusion of a variant whose test failed (see :func:`decide`'s ``exclusions``).
@@ -316,13 +326,7 @@ def _gate(verdict: Verdict, variants: Sequence[str], shipped: str,
                   mine, direction)
               # a cost that is higher, or unknown, is not "no higher cost"
               and not any(x is None or y is None or x > y for x, y in zip(costs[j], costs[s]))]
-    winners = []
-    for j, change in zip(rivals, _changes(per_query[s], [per_query[j] for j in rivals])
-                         if rivals else []):
-        if _beats(change.ci_low, change.ci_high, direction):
-            mean = means[j]
-            assert mean is not None
-            winners.append((-_oriented(mean, direction), j, change.ci_low, change.ci_high))
+    winners = _beyond_noise(s, rivals, means, per_query, direction)
     if not winners:
         # Only variants at a higher (or unknown) cost are left to be better.
         others = [None if j in rivals else mean for j, mean in enumerate(means)]
