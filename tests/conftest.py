@@ -44,18 +44,21 @@ OTHER_PLUGINS = " ".join(sorted(f"-p no:{point.name}" for point in entry_points(
 
 @pytest.fixture(scope="session", autouse=True)
 def _subprocesses_load_only_the_suites_plugins() -> Iterator[None]:
-    """``python -m pytest`` started by a test loads none of :data:`OTHER_PLUGINS`."""
+    """``python -m pytest`` started by a test loads none of :data:`OTHER_PLUGINS`, unless
+    the developer set ``PYTEST_ADDOPTS``: that is left as it is, since it may hold an
+    option of one of those plugins (``--cov``, ``--timeout``), which blocking the
+    plugin would make an error."""
     with pytest.MonkeyPatch.context() as patch:
-        if OTHER_PLUGINS:
-            given = os.environ.get("PYTEST_ADDOPTS", "")
-            patch.setenv("PYTEST_ADDOPTS", f"{given} {OTHER_PLUGINS}".strip())
+        if OTHER_PLUGINS and not os.environ.get("PYTEST_ADDOPTS", "").strip():
+            patch.setenv("PYTEST_ADDOPTS", OTHER_PLUGINS)
         yield
 
 
 @pytest.fixture
 def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
     """pytest's ``pytester``, whose runs (in-process and in a subprocess) load none of
-    :data:`OTHER_PLUGINS` either: it clears ``PYTEST_ADDOPTS``, then this sets only that."""
+    :data:`OTHER_PLUGINS` either: it clears ``PYTEST_ADDOPTS``, then this sets only that.
+    A test of a real user's environment (every installed plugin) deletes it again."""
     if OTHER_PLUGINS:
         monkeypatch.setenv("PYTEST_ADDOPTS", OTHER_PLUGINS)
     return pytester

@@ -212,6 +212,7 @@ def test_an_export_folder_linked_out_of_the_project_is_refused(tmp_path: Path) -
     done = limited_run([*PYTEST, "--rag-export=../exports", str(project)], project / "sub")
     said = done.stdout + done.stderr
     assert "--rag-export: could not write" in said and "outside" in said, said
+    assert "--rag-export: no dataset file written to " in said, said  # not "wrote"
     assert "Traceback" not in said
     assert list(home.iterdir()) == []
 

@@ -84,7 +84,9 @@ class ReportFiles:
         if self.options.export_dir is not None:  # written by the tests, counted here
             count = len(results.exported)
             run.notes.append(f"wrote {self.options.export_dir} ({count} dataset "
-                             f"file{'s' if count != 1 else ''}, a folder per test)")
+                             f"file{'s' if count != 1 else ''}, a folder per test)" if count
+                             else f"--rag-export: no dataset file written to "
+                             f"{self.options.export_dir}")
         run.config.hook.pytest_rag_scorecard(config=run.config, scorecard=scorecard)
 
     def _write_html_report(self, path: Path, scorecard: Scorecard, root: Path) -> None:

@@ -369,7 +369,8 @@ class Scorecard:
                                    + (f" ({settings})" if settings else ""))
             # Too wide: wrapped between words (settings), never cut inside one.
             out.extend(textwrap.wrap(header, width, subsequent_indent="    ",
-                                     break_on_hyphens=False) or [header])
+                                     break_on_hyphens=False, break_long_words=False)
+                       or [header])
             if entry.gold_change is not None:
                 out.extend(textwrap.wrap(entry.gold_change.text(), width,
                                          initial_indent="  ", subsequent_indent="    "))

@@ -115,7 +115,16 @@ def readme_example(name: str) -> str:
 
 
 @pytest.fixture
-def project(pytester: pytest.Pytester) -> pytest.Pytester:
+def every_plugin(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    """``pytester`` whose runs load every installed pytest plugin, as a user's would
+    (the frameworks bring LangSmith's and anyio's): the suite blocks them elsewhere."""
+    monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)
+    return pytester
+
+
+@pytest.fixture
+def project(every_plugin: pytest.Pytester) -> pytest.Pytester:
+    pytester = every_plugin
     docs = pytester.path / "docs"
     docs.mkdir()
     for name in CORPORA:
@@ -184,7 +193,8 @@ HAND_COUNT = {
 
 
 @pytest.fixture
-def small_project(pytester: pytest.Pytester) -> pytest.Pytester:
+def small_project(every_plugin: pytest.Pytester) -> pytest.Pytester:
+    pytester = every_plugin
     docs = pytester.path / "docs"
     docs.mkdir()
     for name, text in SMALL_DOCS.items():

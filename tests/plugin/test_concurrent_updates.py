@@ -38,11 +38,12 @@ def test_b(rag):
 """
 
 
-@pytest.mark.slow  # ten racing pytest processes
-def test_five_pairs_of_overlapping_updates_keep_every_entry(pytester: pytest.Pytester) -> None:
+@pytest.mark.parametrize("rounds", [1, pytest.param(5, marks=pytest.mark.slow)])  # 5: slow
+def test_pairs_of_overlapping_updates_keep_every_entry(pytester: pytest.Pytester,
+                                                       rounds: int) -> None:
     pytester.makepyfile(test_pair=TESTS)
     baseline = pytester.path / "rag-baseline.json"
-    for round_ in range(1, 6):
+    for round_ in range(1, rounds + 1):
         (pytester.path / "round.json").write_text(json.dumps({"a": round_, "b": 10 * round_}))
         runs = [subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider",
                                   "--rag-update-baseline", "-k", name],

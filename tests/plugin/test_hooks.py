@@ -159,8 +159,7 @@ def test_two(rag):
 """
 
 
-@pytest.mark.parametrize("workers", [
-    "0", pytest.param("2", marks=pytest.mark.slow)])  # "2": pytest-xdist workers
+@pytest.mark.parametrize("workers", ["0", "2"])  # "2": the fast run's one xdist check
 def test_scorecard_hook_is_called_once(rag_pytester: pytest.Pytester, workers: str) -> None:
     rag_pytester.makeconftest(SCORECARD_HOOK)
     rag_pytester.makepyfile(test_rag=TWO_TESTS)

@@ -266,6 +266,14 @@ def test_a_long_header_wraps_between_words_not_inside_one(rag_pytester: pytest.P
     assert all(len(line) <= 80 for line in lines)
 
 
+def test_a_long_word_in_a_header_is_not_cut_inside(pytester: pytest.Pytester) -> None:
+    # One setting value with no space, longer than the terminal, under -v: one word.
+    phrase = "no_answer_" * 12
+    pytester.makepyfile(test_rag=LONG_SETTING.replace("no answer in the context", phrase))
+    lines = scorecard_lines(pytester.runpytest("-p", "no:cacheprovider", "-v"))
+    assert any(f'"{phrase}"' in line for line in lines)
+
+
 LONG_SETTING = """
 def test_answers(rag):
     rag.generation(queries=[{"id": "q1"}], reference_answer={"q1": "Paris"},

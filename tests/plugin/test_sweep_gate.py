@@ -87,8 +87,8 @@ def test_a_better_variant_at_a_higher_cost_does_not_fail_the_gate(
     result = pytester.runpytest(*RUN, "--rag-report=r.json")
     assert result.ret == pytest.ExitCode.OK
     # The line says the gate passes and names the better, costlier variant.
-    note = ("nothing beats it at no higher cost; big is better beyond noise (1.000 vs "
-            "0.167), at a higher cost: context_tokens 8 vs 4, index_tokens 48 vs 48")
+    note = ("no variant beats it beyond noise at no higher cost; big is better beyond noise "
+            "(1.000 vs 0.167), at a higher cost: context_tokens 8 vs 4, index_tokens 48 vs 48")
     assert f"shipped: small ({note})" in " ".join(
         line.strip() for line in result.stdout.lines)
     verdict = json.loads((pytester.path / "r.json").read_text())["sweeps"][

@@ -217,11 +217,10 @@ def _reason(variants: Sequence[str], objective: str, cost_names: Sequence[str],
     if recommended is None or best is None:
         excluded = [v for v, s in zip(variants, standings) if not s.eligible]
         if excluded and all(s.mean is None for s in standings if s.eligible):
-            if any(s.mean is not None for s in standings):
+            if any(s.mean is not None for s in standings):  # the views list the excluded
                 return ("every variant was excluded (its test failed or a requirement was "
                         "missed)" if len(excluded) == len(variants) else
-                        f"no variant that takes part measured {objective}; excluded (test "
-                        "failed or a requirement missed)") + ": " + ", ".join(excluded)
+                        f"no variant that takes part measured {objective}")
         return f"no variant measured {objective}"
     mean = standings[recommended].mean
     assert mean is not None
@@ -262,24 +261,30 @@ def _passed_note(verdict: Verdict, variants: Sequence[str], s: int,
     assert mine is not None
     said = []
     if not verdict.standings[s].eligible:
-        why = why or "its test failed or it misses a requirement"
-        consequence = ("the failed test fails the run" if why == FAILED else
-                       "the gate does not fail on that" if why.startswith("it misses") else
-                       "a failed test fails the run")
-        said.append(f"excluded: {why}; {consequence}")
+        said.append(f"excluded: {why}; " + (
+            "the failed test fails the run" if why == FAILED else
+            "the gate does not fail on that" if why.startswith("it misses") else
+            "a failed test fails the run, a missed requirement does not") if why else
+            "excluded (its test failed or it misses a requirement)")
+    # The gate weighs only the variants that take part: say so when some do not.
+    rivals = ("no variant that takes part" if any(
+        not standing.eligible for j, standing in enumerate(verdict.standings) if j != s)
+        else "no variant")
     better = [j for j, mean in enumerate(means) if j != s and mean is not None
               and _oriented(mean, direction) > _oriented(mine, direction)]
     costlier = _beyond_noise(s, better, means, per_query, direction)
     if not costlier:
-        said.append("no variant beats it beyond noise at no higher cost")
+        said.append(f"{rivals} beats it beyond noise at no higher cost")
     else:
         _, j, _, _ = min(costlier)
         better_mean = means[j]
         assert better_mean is not None
         spent = _costs_against(verdict.cost, costs[j], costs[s])
-        said.append(f"nothing beats it at no higher cost; {variants[j]} is better beyond "
-                    f"noise ({number_text(better_mean)} vs {number_text(mine)}), at a "
-                    "higher cost" + (f": {spent}" if spent else ""))
+        unknown = any(cost is None for cost in (*costs[j], *costs[s]))
+        said.append(f"{rivals} beats it beyond noise at no higher cost; {variants[j]} is "
+                    f"better beyond noise ({number_text(better_mean)} vs {number_text(mine)}), "
+                    f"at a higher{' or unknown' if unknown else ''} cost"
+                    + (f": {spent}" if spent else ""))
     return "; ".join(said)
 
 
