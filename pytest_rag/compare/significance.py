@@ -4,6 +4,10 @@ Both functions take the per-query values of the same queries before and after
 (queries missing on either side, or ``None`` there, are left out) and use a
 fixed seed, so the same data always gives the same p-value and interval.
 
+With few changed queries (at most 13) the randomization test counts every sign
+assignment of them, which gives its exact p-value; otherwise it draws
+``permutations`` random ones.
+
 Cost: the randomization test draws ``permutations`` sign assignments of every
 query, but only the queries whose value changed move a mean; their signs are
 read straight from the generator's output (the same draws, 1/8 of the work,
@@ -104,7 +108,11 @@ def paired_change(before: Mapping[str, float | None], after: Mapping[str, float 
 
     The p-value counts the sign assignments whose mean difference is at least
     as far from 0 as the observed one, with the observed assignment included:
-    ``p = (1 + #{|mean(s * d)| >= |mean(d)|}) / (1 + permutations)``.
+    ``p = (1 + #{|mean(s * d)| >= |mean(d)|}) / (1 + permutations)``.  With at
+    most :data:`EXACT_QUERIES` changed queries, and ``2 ** changed <=
+    permutations``, every assignment is counted instead: the exact p-value
+    (four changed queries, all worse: 2/16 = 0.125).  Only the p-value differs;
+    the generator is drawn as before, so the interval is the same.
 
     Examples
     --------
@@ -182,8 +190,34 @@ def _before_bootstrap(before: Mapping[str, float | None], after: Mapping[str, fl
         return PairedChange(count, _in_units(observed, factor), 1.0, 0.0, 0.0)
     # Compare in units of the largest difference, with a tolerance for rounding.
     target = abs(observed) / scale - 1e-12
-    extreme = _extreme_assignments(rng, diffs / scale, target, permutations)
-    return _Pending(diffs, factor, observed, (extreme + 1) / (permutations + 1), rng)
+    unit = diffs / scale
+    extreme = _extreme_assignments(rng, unit, target, permutations)  # leaves rng for the
+    p_value = _exact_p_value(unit, target)  # bootstrap, whichever p-value is given
+    if p_value is None or 2 ** np.count_nonzero(unit) > permutations:
+        p_value = (extreme + 1) / (permutations + 1)
+    return _Pending(diffs, factor, observed, p_value, rng)
+
+
+#: Changed queries up to which :func:`_exact_p_value` counts every sign assignment
+#: (2 ** 13 = 8,192 of them); beyond, or when ``permutations`` is smaller than their
+#: number, the p-value is the random draws' estimate.
+EXACT_QUERIES = 13
+
+
+def _exact_p_value(unit: npt.NDArray[np.float64], target: float) -> float | None:
+    """The share of all sign assignments of the changed queries' ``unit`` differences
+    whose ``|mean|`` reaches ``target``: the randomization test's exact p-value, which
+    the random draws estimate (so four queries that all got worse give 2/16 = 0.125,
+    not an estimate just under it).  ``None`` with more than :data:`EXACT_QUERIES`
+    changed queries."""
+    values = unit[np.flatnonzero(unit)]
+    changed = values.shape[0]
+    if changed > EXACT_QUERIES:
+        return None
+    # Row r holds the signs of the bits of r: every assignment once.
+    bits = (np.arange(2 ** changed)[:, None] >> np.arange(changed)) & 1
+    signs = bits.astype(np.float64) * 2 - 1
+    return float(np.mean(np.abs(signs @ values) / unit.shape[0] >= target))
 
 
 def _signs_from_bytes(stream: _ByteStream, rows: int, count: int, changed: npt.NDArray[np.intp]
