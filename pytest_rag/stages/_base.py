@@ -242,6 +242,12 @@ _given = partial(is_not, None)
 EVIDENCE_HINT = ("; the queries have expected_evidence: relevance_from_evidence=True "
                  "(ini rag_relevance_from_evidence = true) grades the chunks from it")
 
+#: Appended to "needs relevant" when grading chunks from evidence is on but no chunk is
+#: known to grade (ids alone were given): what to pass.
+NO_CHUNKS_HINT = ("; relevance_from_evidence is on, but no chunk is known to grade from "
+                  "expected_evidence: give the full chunk list (chunks=, or the dataset's "
+                  "chunks), or retrieved chunk objects instead of ids")
+
 
 class ReportBuilder:
     """Collects a stage's values, then explains every ``None`` from the registry."""
@@ -269,12 +275,16 @@ class ReportBuilder:
         self.query_values[key] = values
         self.set(key, mean(values))
 
-    def _evidence_would_grade(self) -> bool:
-        """Grading chunks from evidence is a setting of this stage, off, and the
-        queries have evidence spans to grade from."""
-        return (self.stage in setting("relevance_from_evidence").stages
-                and not self.settings.get("relevance_from_evidence")
-                and available(self.dataset, self.settings, "expected_evidence"))
+    def _relevance_hint(self) -> str:
+        """What would give ``relevant`` from the queries' evidence spans, where grading
+        chunks from them is a setting of this stage: turning the setting on, or (on,
+        with no chunk to grade) passing the chunks; ``""`` where neither applies."""
+        if (self.stage not in setting("relevance_from_evidence").stages
+                or not available(self.dataset, self.settings, "expected_evidence")):
+            return ""
+        if not self.settings.get("relevance_from_evidence"):
+            return EVIDENCE_HINT
+        return "" if available(self.dataset, self.settings, "chunks") else NO_CHUNKS_HINT
 
     def build(self) -> Report:
         missing: dict[str, str] = {}
@@ -292,8 +302,7 @@ class ReportBuilder:
             absent = [describe_need(need) for need in spec.needs if not given[need]]
             if absent:
                 missing[spec.key] = "needs " + ", ".join(absent) + (
-                    EVIDENCE_HINT if "relevant" in absent and self._evidence_would_grade()
-                    else "")
+                    self._relevance_hint() if "relevant" in absent else "")
             elif spec.per_query:
                 missing[spec.key] = ("no query has every input it needs ("
                                      + ", ".join(map(describe_need, spec.needs))

@@ -347,3 +347,11 @@ def test_needs_relevant_points_to_relevance_from_evidence_when_evidence_is_there
         **kwargs).ndcg_at_k is not None
     bare = RetrievalEvaluator(k=1).evaluate(retrieved_ids={"q1": ["c0"]})
     assert bare.missing["ndcg_at_k"] == "needs relevant"
+    # On, with ids alone (no chunk to grade): the reason says to pass the chunks.
+    ids_only = RetrievalEvaluator(k=1, relevance_from_evidence=True).evaluate(
+        documents=DOCUMENTS, expected_evidence=GOLD, retrieved_ids={"q1": ["c0"]})
+    for key in ("ndcg_at_k", "hit_at_k"):
+        assert ids_only.missing[key] == (
+            "needs relevant; relevance_from_evidence is on, but no chunk is known to grade "
+            "from expected_evidence: give the full chunk list (chunks=, or the dataset's "
+            "chunks), or retrieved chunk objects instead of ids")

@@ -176,6 +176,22 @@ def test_the_gate_fails_a_shipped_variant_beaten_beyond_noise_at_no_higher_cost(
     assert unknown.gate is not None and "not one of" in unknown.gate
 
 
+def test_the_gate_names_the_recommended_variant_when_it_beats_the_shipped_one() -> None:
+    # "best" and "cheap" both beat "shipped" at no higher cost; "cheap" is within noise
+    # of "best" and cheaper, so it is recommended: the gate names it, not "best".
+    shipped, best, cheap = [0.0] * 20, [1.0] * 20, [1.0] * 19 + [0.0]
+    verdict = decide(("shipped", "best", "cheap"), "o.k", "higher", (0.0, 1.0, 0.95),
+                     (_per_query(shipped), _per_query(best), _per_query(cheap)),
+                     ("chunks",), ((100.0,), (100.0,), (50.0,)), shipped="shipped")
+    assert verdict.recommended == 2 and verdict.beaten_by == 2
+    assert verdict.gate is not None and "beaten beyond noise by 'cheap'" in verdict.gate
+    # Where the recommended variant does not beat it at no higher cost, the best does.
+    costly = decide(("shipped", "best", "cheap"), "o.k", "higher", (0.0, 1.0, 0.95),
+                    (_per_query(shipped), _per_query(best), _per_query(cheap)),
+                    ("chunks",), ((40.0,), (40.0,), (50.0,)), shipped="shipped")
+    assert costly.beaten_by == 1
+
+
 def test_the_shipped_line_names_a_better_variant_at_a_higher_cost() -> None:
     # The cheapest variant cannot be beaten at no higher cost, but the line says what
     # is better beyond noise and what it costs more.

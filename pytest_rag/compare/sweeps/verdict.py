@@ -17,7 +17,9 @@ values) and their costs; :mod:`pytest_rag.compare.sweeps` feeds them.
   rule, is shown but takes no part: it is never the best, tied, on the frontier,
   recommended, nor a variant that beats the shipped one.
 * **Gate**: the shipped variant fails when another one is better on the
-  objective beyond noise (interval above 0) and costs no more on every cost.
+  objective beyond noise (interval above 0) and costs no more on every cost;
+  the message names the recommended variant when it is one of those, else the
+  best of them.
   When it passes, :attr:`Verdict.shipped_note` says why, and names the best
   variant that is better beyond noise at a higher cost (a trade-off) if any.
 """
@@ -338,7 +340,9 @@ def _gate(verdict: Verdict, variants: Sequence[str], shipped: str,
         return dataclasses.replace(verdict, shipped=s, shipped_note=_passed_note(
             verdict, variants, s, others, per_query, costs,
             exclusions[s] if exclusions is not None else ""))
-    _, j, low, high = min(winners)
+    # The recommended variant where it is one of them (the views then name one variant
+    # twice, not two), else the best.
+    _, j, low, high = next((w for w in winners if w[1] == verdict.recommended), min(winners))
     better = means[j]
     assert better is not None and low is not None and high is not None
     spent = _costs_against(verdict.cost, costs[j], costs[s])
