@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn, TextIO
 
 from .compare.argtypes import latency_tolerance, non_negative, significance_level
-from .errors import DatasetError
+from .errors import DatasetError, did_you_mean
 from .escaping import terminal_lines
 from .registry import STAGES
 from .settings import SETTINGS, SettingError, parse_setting_text, setting
@@ -43,6 +43,14 @@ class _Escaped:
         self.stream.flush()
 
 
+def _stage(text: str) -> str:
+    """``--stage``: one of the seven stages, with the closest one suggested."""
+    if text not in STAGES:
+        raise argparse.ArgumentTypeError(f"unknown stage {text!r}{did_you_mean(text, STAGES)}; "
+                                         f"the stages: {', '.join(STAGES)}")
+    return text
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pytest-rag",
@@ -59,7 +67,7 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--run", metavar="RUN", default=None,
                           help="run file replacing the dataset's run: a 'run' section on its "
                                "own (.yaml/.json) or a TREC run file")
-    evaluate.add_argument("--stage", action="append", choices=STAGES, metavar="STAGE",
+    evaluate.add_argument("--stage", action="append", type=_stage, metavar="STAGE",
                           help=f"evaluate only this stage (repeatable): {', '.join(STAGES)}")
     evaluate.add_argument("--format", choices=("table", "json"), default="table",
                           help="table: one table per stage (default); json: one object "
@@ -68,7 +76,7 @@ def _parser() -> argparse.ArgumentParser:
 
     metrics = commands.add_parser("metrics",
                                   help="list the metrics: key, direction, meaning, needs")
-    metrics.add_argument("--stage", choices=STAGES, metavar="STAGE",
+    metrics.add_argument("--stage", type=_stage, metavar="STAGE",
                          help=f"only this stage: {', '.join(STAGES)}")
     metrics.add_argument("--format", choices=("table", "markdown", "json"), default="table",
                          help="table (default), markdown (the README's table) or json")

@@ -109,7 +109,7 @@ def test_a_bad_dataset_through_pytest(tmp_path: Path, case: DatasetCase) -> None
     done = limited_run(PYTEST, tmp_path)
     if case.text is None:  # a configured dataset that does not exist: one usage error
         assert (done.returncode, done.stderr) == (
-            4, f"ERROR: pytest-rag: {case.expected(path)} (--rag-dataset / ini rag_dataset)\n\n")
+            4, f"ERROR: pytest-rag: {case.expected(path)} (ini rag_dataset in pytest.ini)\n\n")
         return
     assert done.returncode == 1, done.stdout
     assert f"pytest-rag: {case.expected(path)}" in done.stdout

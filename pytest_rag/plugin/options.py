@@ -197,6 +197,11 @@ def _ini_bool(config: pytest.Config, name: str) -> bool:
         raise pytest.UsageError(f"ini {name}: expected true or false, {error}") from None
 
 
+def _ini_source(config: pytest.Config, name: str) -> str:
+    """``ini rag_dataset in pyproject.toml``: an ini option and the file that set it."""
+    return f"ini {name}" + (f" in {config.inipath.name}" if config.inipath is not None else "")
+
+
 def _ini_dir(config: pytest.Config) -> Path:
     return config.inipath.parent if config.inipath is not None else config.rootpath
 
@@ -232,6 +237,10 @@ class RagOptions:
     relevance_level: int = 1
     #: ``--rag-export``: the folder of the dataset exports (``None``: none written).
     export_dir: Path | None = None
+    #: Where ``dataset_path`` and ``run_path`` were set, for messages:
+    #: ``--rag-dataset`` or ``ini rag_dataset in pytest.ini``.
+    dataset_source: str = "--rag-dataset"
+    run_source: str = "--rag-run"
 
     @classmethod
     def from_config(cls, config: pytest.Config, specs: Mapping[str, MetricSpec]) -> RagOptions:
@@ -247,15 +256,19 @@ class RagOptions:
         ini_dir = _ini_dir(config)
         invocation = config.invocation_params.dir
         dataset: Path | None = None
+        dataset_source = "--rag-dataset"
         if option.rag_dataset_path:
             dataset = invocation / option.rag_dataset_path
         elif str(config.getini("rag_dataset")).strip():
             dataset = ini_dir / str(config.getini("rag_dataset")).strip()
+            dataset_source = _ini_source(config, "rag_dataset")
         run: Path | None = None
+        run_source = "--rag-run"
         if option.rag_run_path:
             run = invocation / option.rag_run_path
         elif str(config.getini("rag_run")).strip():
             run = ini_dir / str(config.getini("rag_run")).strip()
+            run_source = _ini_source(config, "rag_run")
         if option.rag_baseline not in (None, _FROM_INI):
             baseline = invocation / option.rag_baseline
             if baseline.suffix == ".py" or baseline.is_dir():
@@ -312,6 +325,7 @@ class RagOptions:
 
         return cls(
             dataset_path=dataset, run_path=run, baseline_path=baseline,
+            dataset_source=dataset_source, run_source=run_source,
             compare=option.rag_baseline is not None, update=option.rag_update_baseline,
             prune=option.rag_prune_baseline, strict=option.rag_strict, tolerances=tolerances,
             cli_thresholds=cli, ini_thresholds=ini, scorecard=scorecard,

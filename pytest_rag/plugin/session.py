@@ -62,8 +62,8 @@ def _validate_paths(options: RagOptions, root: Path) -> None:
     """A usage error before any test runs for a configured dataset or run file that does
     not exist (one error, not one per test), and for an output that links lead out of
     the project (checked again when written: :func:`~pytest_rag.atomic.output_target`)."""
-    for path, what in ((options.dataset_path, "--rag-dataset / ini rag_dataset"),
-                       (options.run_path, "--rag-run / ini rag_run")):
+    for path, what in ((options.dataset_path, options.dataset_source),
+                       (options.run_path, options.run_source)):
         if path is not None and not os.path.exists(path):
             raise pytest.UsageError(terminal_lines(f"pytest-rag: {path}: file not found "
                                                    f"({what}){similar_file(path, str(path))}"))

@@ -170,9 +170,13 @@ def test_a_missing_dataset_file_is_one_usage_error(rag_pytester: pytest.Pytester
         result = rag_pytester.runpytest("-p", "no:cacheprovider", option, "nope.yaml")
         assert result.ret == pytest.ExitCode.USAGE_ERROR
         assert "failed" not in result.stdout.str()  # no test ran: not one failure per test
-        name = option.removeprefix("--").replace("-", "_")
         result.stderr.fnmatch_lines([f"ERROR: pytest-rag: {rag_pytester.path / 'nope.yaml'}: "
-                                     f"file not found ({option} / ini {name})"])
+                                     f"file not found ({option})"])
+    # Set in the ini file: the message names the option and the file that set it.
+    (rag_pytester.path / "pytest.ini").write_text("[pytest]\nrag_dataset = nope.yaml\n")
+    result = rag_pytester.runpytest("-p", "no:cacheprovider")
+    result.stderr.fnmatch_lines([f"ERROR: pytest-rag: {rag_pytester.path / 'nope.yaml'}: "
+                                 "file not found (ini rag_dataset in pytest.ini)"])
 
 
 def test_rag_without_dataset_takes_inputs_only(pytester: pytest.Pytester) -> None:

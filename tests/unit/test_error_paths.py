@@ -73,8 +73,8 @@ DIFF_USAGE = ("usage: pytest-rag diff [-h] [--significance ALPHA] [--tolerance A
               "                       [--relative-tolerance FRACTION]\n"
               "                       [--latency-tolerance 'PERCENT% + MS'] [--all]\n"
               "                       OLD NEW\n")
-STAGE_CHOICES = ("(choose from 'chunking', 'embedding', 'retrieval', 'reranking', 'augmentation', "
-                 "'generation', 'end_to_end')")
+STAGES_SAID = ("the stages: chunking, embedding, retrieval, reranking, augmentation, "
+                 "generation, end_to_end")
 
 USAGE_CASES = [
     pytest.param([], "usage: pytest-rag [-h] COMMAND ...\n"
@@ -99,8 +99,8 @@ USAGE_CASES = [
                  "evaluate: error: argument --relevance-level: must be >= 1, got 0\n",
                  id="relevance-level-zero"),
     pytest.param(["evaluate", "{gold}", "--stage", "retreival"], EVALUATE_USAGE + "pytest-rag "
-                 "evaluate: error: argument --stage: invalid choice: 'retreival' " + STAGE_CHOICES
-                 + "\n", id="unknown-stage"),
+                 "evaluate: error: argument --stage: unknown stage 'retreival' (did you mean "
+                 "'retrieval'?); " + STAGES_SAID + "\n", id="unknown-stage"),
     pytest.param(["evaluate", "{gold}", "--format", "xml"], EVALUATE_USAGE + "pytest-rag evaluate: "
                  "error: argument --format: invalid choice: 'xml' (choose from 'table', 'json')\n",
                  id="unknown-format"),
