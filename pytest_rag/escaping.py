@@ -17,15 +17,16 @@ becomes markup, and a ``|`` splits a table row.  Each medium gets its rule:
   id makes a readable line, not a 20 MB one;
 * Markdown: the same, then the text goes into an HTML ``<code>`` element with
   ``& < > " ' | ` `` written as character references, so nothing in it is
-  markup and a table cell stays one cell.
+  markup and a table cell stays one cell; prose that holds ids (a sweep's
+  verdict) gets the same references without the ``<code>`` element.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["SHOWN_CHARACTERS", "clipped", "markdown_code", "quoted", "shown_id", "terminal_lines",
-           "terminal_text"]
+__all__ = ["SHOWN_CHARACTERS", "clipped", "markdown_code", "markdown_text", "quoted", "shown_id",
+           "terminal_lines", "terminal_text"]
 
 #: C0 controls, DEL, C1 controls, and the Unicode bidirectional formatting characters.
 _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
@@ -33,6 +34,9 @@ _MARKDOWN_REFERENCES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "
                         "|": "&#124;", "`": "&#96;", "\\": "&#92;", "*": "&#42;",
                         "_": "&#95;", "[": "&#91;", "]": "&#93;"}
 _MARKDOWN_SPECIAL = re.compile("[" + re.escape("".join(_MARKDOWN_REFERENCES)) + "]")
+#: Outside ``<code>``, ``#`` could also start a heading.
+_PROSE_REFERENCES = {**_MARKDOWN_REFERENCES, "#": "&#35;"}
+_PROSE_SPECIAL = re.compile("[" + re.escape("".join(_PROSE_REFERENCES)) + "]")
 
 
 #: How many characters of one value a message shows; the rest is counted, not shown.
@@ -90,6 +94,17 @@ def terminal_lines(text: object) -> str:
     'a\\\\x07\\nb'
     """
     return "\n".join(terminal_text(line) for line in str(text).split("\n"))
+
+
+def markdown_text(text: object) -> str:
+    """``text`` as plain prose of GitHub Markdown: the characters of
+    :func:`markdown_code`, and ``#``, as character references, so ids in it are no
+    markup, yet the prose reads as prose (not as code).
+
+    >>> markdown_text("recommended: big (t.py::test[a|b])")
+    'recommended: big (t.py::test&#91;a&#124;b&#93;)'
+    """
+    return _PROSE_SPECIAL.sub(lambda m: _PROSE_REFERENCES[m.group(0)], terminal_text(text))
 
 
 def markdown_code(text: object) -> str:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..compare.sweeps import COSTS, Sweep
-from ..escaping import markdown_code, terminal_text
+from ..escaping import markdown_code, markdown_text, terminal_text
 from ..formatting import delta_text, fitted, number_text, setting_text
 
 __all__ = ["HEADER_LIMIT", "SweepCell", "SweepTableColumn", "header_lines", "sweep_brief",
@@ -121,8 +121,12 @@ def sweep_columns(sweep: Sweep) -> list[SweepTableColumn]:
             continue
         mark = "" if column.comparable else NOT_COMPARABLE
         texts = _numbers(column.values)
+        # A value shown as the best one is starred too: two cells that read 0.031 are
+        # not one best and one not (the JSON report keeps the exact best).
+        best_texts = {texts[i] for i in column.best}
+        starred = [text in best_texts for text in texts]
         columns.append(SweepTableColumn(column.stage, column.key + mark, tuple(
-            SweepCell(texts[i] + ("*" if i in column.best else ""), v, i in column.best)
+            SweepCell(texts[i] + ("*" if starred[i] else ""), v, starred[i])
             for i, v in enumerate(column.values)), column.name))
     return columns
 
@@ -358,4 +362,4 @@ def sweep_markdown(sweep: Sweep) -> str:
         notes.append(f"{sweep.same} more metric{'s' if sweep.same != 1 else ''} equal in "
                      "every variant")
     return "\n".join([title, "", header, rule, *body, "",
-                      *(f"- {markdown_code(note)}" for note in notes if note)])
+                      *(f"- {markdown_text(note)}" for note in notes if note)])

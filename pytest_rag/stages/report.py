@@ -65,6 +65,7 @@ class Report:
     dataset: Dataset | None = field(default=None, repr=False, compare=False)
 
     def __getattr__(self, name: str) -> MetricValue:
+        __tracebackhide__ = True  # pytest shows the user's line, not this one
         values = self.__dict__.get("values")
         if values is not None and name in values:
             return self.metric(name)

@@ -205,3 +205,18 @@ def test_approx_equality(checks: pytest.RunResult) -> None:
     checks.stdout.fnmatch_lines([
         "E       AssertionError: retrieval.p95_latency_ms = 385.000, expected == 400.0 ± 1",
     ])
+
+
+def test_a_misspelt_metric_shows_the_users_line_not_the_plugins(
+        pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_typo="""
+def test_typo(rag):
+    report = rag.retrieval(queries=[{"id": "q1"}], relevant={"q1": ["a"]},
+                           retrieved_ids={"q1": ["a"]}, k=1)
+    assert report.recal_at_k >= 0.5
+""")
+    result = pytester.runpytest("-p", "no:cacheprovider", "--tb=short")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["test_typo.py:4: in test_typo",
+                                 "*has no metric 'recal_at_k' (did you mean 'recall_at_k'?)*"])
+    assert "pytest_rag" not in result.stdout.str().split("RAG scorecard")[0]

@@ -50,8 +50,8 @@ def test_bad_dataset_fails_the_test_that_asks_with_the_cli_message(
     result = pytester.runpytest(*RUN)
     if case.text is None:  # a configured dataset that does not exist: one usage error
         assert result.ret == pytest.ExitCode.USAGE_ERROR
-        result.stderr.fnmatch_lines([exact(f"ERROR: pytest-rag: {message} (--rag-dataset / "
-                                           "ini rag_dataset)")])
+        result.stderr.fnmatch_lines([exact(f"ERROR: pytest-rag: {message} (ini rag_dataset "
+                                           "in pytest.ini)")])
         return
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.assert_outcomes(failed=1, passed=1)

@@ -114,7 +114,7 @@ def test_knobs_costs_and_verdict_reach_every_report(pytester: pytest.Pytester) -
     assert sweep["verdict"]["recommended"] == "4"
     assert sweep["verdict"]["tied_with_best"] == ["4", "16"]
     markdown = (pytester.path / "r.md").read_text()
-    assert "recommended: 4 (augmentation.context&#95;sufficient 1.000" in markdown
+    assert "- recommended: 4 (augmentation.context&#95;sufficient 1.000" in markdown  # prose
     assert "`size` (knobs)" in markdown
     html = (pytester.path / "r.html").read_text()
     assert "recommended: 4 (augmentation.context_sufficient 1.000" in html

@@ -193,3 +193,17 @@ def test_every_sweep_gets_its_verdict_columns_before_one_gets_more() -> None:
     alone = build_scorecard(records, {}, {}, REGISTRY, variants=variants)
     wider = alone.lines(limit=60, sweep_width=150)
     assert len(_headers(wider)) > len(_headers(lines[:second]))
+
+
+def test_values_shown_alike_are_starred_alike() -> None:
+    # 0.0312 and 0.0309 both read 0.031: both get the star, the JSON keeps the exact best.
+    records, variants = [], {}
+    for name, value in (("a", 0.0312), ("b", 0.0309), ("c", 0.02)):
+        nodeid = f"t.py::test[{name}]"
+        records.append(StageRecord(nodeid, "chunking", {"size_compliance": value}))
+        variants[nodeid] = Variant((("name", name),), {}, SweepRule())
+    sweep = build_scorecard(records, {}, {}, REGISTRY, variants=variants).sweeps()[0]
+    column = next(c for c in sweep_columns(sweep)
+                  if c.group == "chunking" and c.header == "size_compliance")
+    assert [cell.text for cell in column.cells] == ["0.031*", "0.031*", "0.020"]
+    assert sweep.to_json()["stages"]["chunking"]["metrics"]["size_compliance"]["best"] == ["a"]
