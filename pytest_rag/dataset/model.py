@@ -319,6 +319,9 @@ class Query:
         from evidence is not gold): it changes when the gold is edited."""
         import json
 
+        source = self.__dict__.get(GOLD_SOURCE)
+        if source is not None:  # kept with the query as written, for every copy
+            return str(source.fingerprint)
         gold = [None if name == "relevant" and self.relevant_from_evidence
                 else getattr(self, name) for name in _GOLD_FIELDS]
         return _digest(json.dumps(gold, sort_keys=True, ensure_ascii=False, default=_plain))
@@ -334,6 +337,10 @@ class Query:
         """
         import json
 
+        source = self.__dict__.get(GOLD_SOURCE)
+        if source is not None:  # kept with the query as written, for every copy
+            return str(source.fingerprint_of(names))
+
         def build() -> str:
             gold = {name: None if name == "relevant" and self.relevant_from_evidence
                     else getattr(self, name) for name in names}
@@ -344,6 +351,10 @@ class Query:
 
 #: What a :class:`Query` caches beside its fields (a test keeps this list complete).
 QUERY_CACHES: Final = frozenset({"fingerprint"})
+#: The key, in the instance dictionary of a query whose ``relevant`` was derived from
+#: evidence, of the query as written: its gold, and so its fingerprints, which are
+#: computed and kept there once for every chunking a sweep derives grades from.
+GOLD_SOURCE: Final = "gold-source"
 #: The fields of a query's gold: every field but the id.
 _GOLD_FIELDS: Final = gold_attributes()
 

@@ -33,7 +33,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from ..dataset.model import Dataset, Query, assemble, replaced
+from ..dataset.model import GOLD_SOURCE, Dataset, Query, assemble, replaced
 from .positions import positions_of
 
 __all__ = ["UNCOUNTED_REASON", "relevance_from_evidence", "touching_pairs",
@@ -189,8 +189,11 @@ def relevance_from_evidence(dataset: Dataset) -> Dataset:
                    "relevant_from_evidence": True}
         if query.relevant is None:
             # Derived grades are not gold: what the query caches (its fingerprint,
-            # QUERY_CACHES) is that of the query as written, and stays valid.
-            derived[index] = assemble(Query, {**vars(query), **changes})
+            # QUERY_CACHES) is that of the query as written, and stays valid; its
+            # fingerprints are kept with the query as written (GOLD_SOURCE), so the
+            # next chunking's copy finds them there.
+            derived[index] = assemble(Query, {**vars(query), **changes,
+                                              GOLD_SOURCE: vars(query).get(GOLD_SOURCE, query)})
         else:
             derived[index] = replaced(query, changes)
     result = dataclasses.replace(dataset, queries=tuple(derived))

@@ -241,6 +241,30 @@ def test_derived_queries_fingerprint_their_gold_as_written(relevant: Any) -> Non
         assert query.fingerprint == fresh.fingerprint
 
 
+def test_the_gold_fingerprints_of_every_chunking_are_computed_once() -> None:
+    """A sweep derives grades once per chunking: each derived copy reads its
+    fingerprints from the query as written, where they are computed and kept once."""
+    from pytest_rag.dataset.fields import gold_attributes
+    from pytest_rag.dataset.model import Query
+
+    data = resolve_inputs(None, {"documents": DOCUMENTS, "chunks": CHUNKS,
+                                 "expected_evidence": {"q": [span("d", 18, 23)]}})
+    original = data.queries[0]
+    names = gold_attributes("retrieval")
+    first, second = (relevance_from_evidence(data).queries[0] for _ in range(2))
+    assert first is not second and first.relevant == second.relevant == {"c1": 2}
+    digest = first.fingerprint_of(names)
+    key = "fingerprint:" + ",".join(names)
+    assert vars(original)[key] == digest and key not in vars(first)  # kept with the gold
+    vars(original)[key] = "kept"
+    assert second.fingerprint_of(names) == "kept"  # read there, not computed again
+    del vars(original)[key]
+    fresh = Query(first.id, relevant=first.relevant, expected_evidence=first.expected_evidence,
+                  relevant_from_evidence=True)
+    assert second.fingerprint_of(names) == fresh.fingerprint_of(names) == digest
+    assert second.fingerprint == fresh.fingerprint == original.fingerprint
+
+
 def test_every_cache_of_a_query_is_listed() -> None:
     """relevance_from_evidence carries a query's caches over to its derived copy
     (they describe the gold as written); each must be listed to be checked."""
