@@ -56,7 +56,9 @@ def gold_fingerprints(dataset: Dataset | None, stage: str) -> dict[str, str]:
     if dataset is None:
         return {}
     names = gold_attributes(stage)
-    return {query.id: query.fingerprint_of(names) for query in dataset.queries}
+    # Kept with the gold: a sweep's variants share it (a copy, since records keep theirs).
+    return dict(dataset.written_gold_cached("fingerprints:" + ",".join(names), lambda data: {
+        query.id: query.fingerprint_of(names) for query in data.queries}))
 
 
 def whole_gold_fingerprints(dataset: Dataset | None) -> dict[str, str]:
@@ -64,7 +66,8 @@ def whole_gold_fingerprints(dataset: Dataset | None) -> dict[str, str]:
     fingerprints were per stage hold (empty without a dataset)."""
     if dataset is None:
         return {}
-    return {query.id: query.fingerprint for query in dataset.queries}
+    return dict(dataset.written_gold_cached("fingerprint", lambda data: {
+        query.id: query.fingerprint for query in data.queries}))
 
 
 #: Inputs that are not per query: a metric needing only these ignores the queries.

@@ -284,5 +284,7 @@ def resolve_inputs(dataset: Dataset | None, inputs: Mapping[str, Any],
     )
     if dataset is not None and documents is base.documents:
         resolved.share_corpus_cache(base)  # the corpus work of a sweep is done once
+    if dataset is not None and same_queries:
+        resolved.share_written_gold(base)  # and the gold's fingerprints
     return resolved
 

@@ -9,7 +9,9 @@ dataclass :meth:`~ObjectCache.cached`; :class:`DatasetCache` adds the caches tha
 dataset shares with the datasets made from it with the same documents
 (:meth:`~DatasetCache.corpus_cached`, :meth:`~DatasetCache.corpus_cached_for`,
 :meth:`~DatasetCache.gold_cached`), so that a sweep of chunkings over one
-corpus does the corpus work once.
+corpus does the corpus work once, and the one it shares with the datasets that
+have the same gold as written (:meth:`~DatasetCache.written_gold_cached`: the
+queries' fingerprints, computed once for a sweep's variants).
 
 **The collector pause.**  :func:`collector_paused` pauses CPython's cyclic garbage
 collector while an evaluation builds its objects.
@@ -58,6 +60,8 @@ _Cached = TypeVar("_Cached", bound="ObjectCache")
 _Shared = TypeVar("_Shared", bound="DatasetCache")
 #: The key of the corpus cache (:meth:`DatasetCache.corpus_cached`) in a dataset's ``__dict__``.
 _CORPUS_CACHE: Final = "derived-corpus"
+#: The key of the cache of :meth:`DatasetCache.written_gold_cached` in a dataset's ``__dict__``.
+_WRITTEN_GOLD_CACHE: Final = "derived-written-gold"
 
 
 def cache_entry(cache: dict[str, Any], key: str, build: Callable[[], _Value]) -> _Value:
@@ -126,6 +130,23 @@ class DatasetCache(ObjectCache):
         """``build(self)`` for what depends on the documents and the queries alone
         (:meth:`corpus_cached_for` the queries)."""
         return self.corpus_cached_for(name, self.queries, build)
+
+    def written_gold_cached(self: _Shared, name: str,  # noqa: PYI019 (as for cached)
+                            build: Callable[[_Shared], _Value]) -> _Value:
+        """``build(self)`` for what depends on the queries' gold as written alone (their
+        fingerprints; grades derived from evidence are not gold), shared with every
+        dataset made from this one with that gold (:meth:`share_written_gold`), as the
+        variants of a sweep are."""
+        cache = self.__dict__.setdefault(_WRITTEN_GOLD_CACHE, {})
+        return cache_entry(cache, name, lambda: build(self))
+
+    def share_written_gold(self, other: DatasetCache) -> None:
+        """Let this dataset use ``other``'s :meth:`written_gold_cached` cache.  Only for a
+        dataset whose queries have, one for one, the gold as written of ``other``'s (the
+        same queries, or copies with grades derived from evidence)."""
+        if len(other.queries) != len(self.queries):
+            raise ValueError("only a dataset with the same queries shares the gold cache")
+        self.__dict__[_WRITTEN_GOLD_CACHE] = other.__dict__.setdefault(_WRITTEN_GOLD_CACHE, {})
 
     def share_corpus_cache(self, other: DatasetCache) -> None:
         """Let this dataset use ``other``'s :meth:`corpus_cached` cache (same documents)."""

@@ -183,6 +183,7 @@ def relevance_from_evidence(dataset: Dataset) -> Dataset:
     best_list = best.tolist()
     found = set(owners)
     missed = [index for index in graded if index not in found]
+    gold_kept = True  # every query keeps the gold of the one it copies
     for index, lo, hi in chain(zip(owners, starts, stops), zip(missed, repeat(0), repeat(0))):
         query = queries[index]
         changes = {"relevant": dict(zip(chunk_ids[lo:hi], best_list[lo:hi])),
@@ -196,7 +197,10 @@ def relevance_from_evidence(dataset: Dataset) -> Dataset:
                                               GOLD_SOURCE: vars(query).get(GOLD_SOURCE, query)})
         else:
             derived[index] = replaced(query, changes)
+            gold_kept = False  # its written (empty) grades are replaced
     result = dataclasses.replace(dataset, queries=tuple(derived))
+    if gold_kept:
+        result.share_written_gold(dataset)
     for name in _KEPT_CACHES:  # chunks, documents and evidence are unchanged
         if name in vars(dataset):
             vars(result)[name] = vars(dataset)[name]

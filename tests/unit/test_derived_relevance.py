@@ -265,6 +265,40 @@ def test_the_gold_fingerprints_of_every_chunking_are_computed_once() -> None:
     assert second.fingerprint == fresh.fingerprint == original.fingerprint
 
 
+def test_a_sweeps_datasets_share_their_gold_fingerprints() -> None:
+    """The stage records of every variant read the gold fingerprints of one table,
+    built once; a dataset whose written gold differs builds its own."""
+    from pytest_rag.compare.gold import gold_fingerprints, whole_gold_fingerprints
+    from pytest_rag.dataset.model import Query
+
+    data = resolve_inputs(None, {"documents": DOCUMENTS, "chunks": CHUNKS,
+                                 "expected_evidence": {"q": [span("d", 18, 23)]}})
+    first, second = (relevance_from_evidence(data) for _ in range(2))
+    built = gold_fingerprints(first, "retrieval")
+    assert built == {"q": data.queries[0].fingerprint_of(gold_attributes_of("retrieval"))}
+    [table] = [value for key, value in vars(data)["derived-written-gold"].items()
+               if key != "fingerprint"]
+    table["q"] = "kept"
+    assert gold_fingerprints(second, "retrieval") == {"q": "kept"}  # the shared table
+    assert gold_fingerprints(data, "retrieval") == {"q": "kept"}
+    gold_fingerprints(second, "retrieval")["q"] = "changed"  # each record gets a copy
+    assert table["q"] == "kept"
+    assert whole_gold_fingerprints(first) == {"q": data.queries[0].fingerprint}
+    # Written grades ({} is "none given", yet written) are replaced: not the same gold.
+    written = resolve_inputs(data, {"queries": [Query("q", relevant={},
+                                                      expected_evidence=data.queries[0]
+                                                      .expected_evidence)]})
+    derived = relevance_from_evidence(written)
+    assert "derived-written-gold" not in vars(derived) or (
+        vars(derived)["derived-written-gold"] is not vars(data)["derived-written-gold"])
+
+
+def gold_attributes_of(stage: str) -> tuple[str, ...]:
+    from pytest_rag.dataset.fields import gold_attributes
+
+    return gold_attributes(stage)
+
+
 def test_every_cache_of_a_query_is_listed() -> None:
     """relevance_from_evidence carries a query's caches over to its derived copy
     (they describe the gold as written); each must be listed to be checked."""
