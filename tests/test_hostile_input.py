@@ -541,6 +541,7 @@ TREC_NUMBERS = [
 ]
 
 
+@pytest.mark.slow  # a process per case; tests/unit/test_sources.py reads them in-process
 @pytest.mark.parametrize(("name", "line", "what"), TREC_NUMBERS)
 def test_trec_numbers_are_read_as_trec_eval_reads_them(tmp_path: Path, name: str, line: str,
                                                        what: str) -> None:
@@ -608,6 +609,7 @@ HUGE_CHUNKS = [pytest.param("a. " * 2_000_000, "1.000", id="identical-sentences"
                             id="sentences-sharing-a-word")]
 
 
+@pytest.mark.slow  # seconds each; tests/unit/test_cohesion.py measures such chunks in-process
 @pytest.mark.parametrize(("text", "shown"), HUGE_CHUNKS)
 def test_lexical_cohesion_of_one_huge_chunk_ends_within_the_limits(tmp_path: Path, text: str,
                                                                    shown: str) -> None:
