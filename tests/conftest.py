@@ -30,7 +30,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
-
 #: The autoloaded pytest plugins the suite's own pytest processes use; tests that
 #: must run without one of them say so (``-p no:xdist``, ``-p no:rag``).
 SUITE_PLUGINS = frozenset({"rag", "xdist", "xdist.looponfail", "hypothesispytest", "benchmark"})

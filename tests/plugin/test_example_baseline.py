@@ -9,7 +9,6 @@ does not depend on how busy the machine is."""
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -32,10 +31,12 @@ def test_the_example_passes_against_its_baseline_with_its_gold_unchanged() -> No
     pasted = _blocks(ROOT / "README.md")
     quick_start = next(block for block in pasted if "RAG scorecard" in block[0])
     assert quick_start[:-1] == printed[printed.index(quick_start[0]):][:len(quick_start) - 1]
-    # The verdict, pasted in "Tune a chunker" and in the example's own README.
-    for path in (ROOT / "README.md", ROOT / "example_project" / "README.md"):
-        verdict = next(_verdict(block) for block in _blocks(path) if block is not quick_start
-                       and _verdict(block))
+    # The verdict, pasted again in "Tune a chunker" and in the example's own README.
+    verdicts = [(path, _verdict(block)) for path in (ROOT / "README.md",
+                                                     ROOT / "example_project" / "README.md")
+                for block in _blocks(path) if _verdict(block)]
+    assert len(verdicts) == 3, [path.name for path, _ in verdicts]
+    for path, verdict in verdicts:
         start = printed.index(verdict[0])
         assert printed[start:start + len(verdict)] == verdict, path
 
@@ -56,7 +57,20 @@ def _verdict(block: list[str]) -> list[str]:
         lines.append(line)
     return lines
 
+
 def _blocks(path: Path) -> list[list[str]]:
     """The lines of each plain fenced block (```` ``` ```` with no language) of a file."""
-    text = path.read_text(encoding="utf-8")
-    return [block.splitlines() for block in re.findall(r"^```\n(.*?)^```$", text, re.S | re.M)]
+    blocks: list[list[str]] = []
+    inside: list[str] | None = None
+    plain = False
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("```"):
+            if inside is None:
+                inside, plain = [], line == "```"
+            else:
+                if plain:
+                    blocks.append(inside)
+                inside = None
+        elif inside is not None:
+            inside.append(line)
+    return blocks

@@ -266,20 +266,20 @@ def test_a_long_header_wraps_between_words_not_inside_one(rag_pytester: pytest.P
     assert all(len(line) <= 80 for line in lines)
 
 
-def test_a_long_word_in_a_header_is_not_cut_inside(pytester: pytest.Pytester) -> None:
-    # One setting value with no space, longer than the terminal, under -v: one word.
-    phrase = "no_answer_" * 12
-    pytester.makepyfile(test_rag=LONG_SETTING.replace("no answer in the context", phrase))
-    lines = scorecard_lines(pytester.runpytest("-p", "no:cacheprovider", "-v"))
-    assert any(f'"{phrase}"' in line for line in lines)
-
-
 LONG_SETTING = """
 def test_answers(rag):
     rag.generation(queries=[{"id": "q1"}], reference_answer={"q1": "Paris"},
                    answer={"q1": "Paris"},
                    abstain_phrases=["i do not know", "no answer in the context"])
 """
+
+
+def test_a_long_word_in_a_header_is_not_cut_inside(pytester: pytest.Pytester) -> None:
+    # One setting value with no space, longer than the terminal, under -v: one word.
+    phrase = "no_answer_" * 12
+    pytester.makepyfile(test_rag=LONG_SETTING.replace("no answer in the context", phrase))
+    lines = scorecard_lines(pytester.runpytest("-p", "no:cacheprovider", "-v"))
+    assert any(f'"{phrase}"' in line for line in lines)
 
 
 def test_verbose_shows_a_long_setting_whole_and_the_default_cuts_it(
@@ -291,6 +291,7 @@ def test_verbose_shows_a_long_setting_whole_and_the_default_cuts_it(
     short = " ".join(scorecard_lines(pytester.runpytest(
         "-p", "no:cacheprovider", "--rag-threshold", "generation.exact_match < 0.5")))
     assert f"abstain_phrases={whole[:23]}…" in re.sub(r" +", " ", short)
+
 
 CHUNKER = """
 TEXT = " ".join(f"w{{i}}" for i in range(40))

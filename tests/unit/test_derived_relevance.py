@@ -14,6 +14,7 @@ from hypothesis_profiles import budget
 
 from pytest_rag import EmbeddingEvaluator, RerankingEvaluator, RetrievalEvaluator
 from pytest_rag.dataset.arguments import resolve_inputs
+from pytest_rag.dataset.fields import gold_attributes
 from pytest_rag.kernels.positions import positions_of
 from pytest_rag.kernels.relevance import relevance_from_evidence, touching_pairs
 
@@ -244,7 +245,6 @@ def test_derived_queries_fingerprint_their_gold_as_written(relevant: Any) -> Non
 def test_the_gold_fingerprints_of_every_chunking_are_computed_once() -> None:
     """A sweep derives grades once per chunking: each derived copy reads its
     fingerprints from the query as written, where they are computed and kept once."""
-    from pytest_rag.dataset.fields import gold_attributes
     from pytest_rag.dataset.model import Query
 
     data = resolve_inputs(None, {"documents": DOCUMENTS, "chunks": CHUNKS,
@@ -275,7 +275,7 @@ def test_a_sweeps_datasets_share_their_gold_fingerprints() -> None:
                                  "expected_evidence": {"q": [span("d", 18, 23)]}})
     first, second = (relevance_from_evidence(data) for _ in range(2))
     built = gold_fingerprints(first, "retrieval")
-    assert built == {"q": data.queries[0].fingerprint_of(gold_attributes_of("retrieval"))}
+    assert built == {"q": data.queries[0].fingerprint_of(gold_attributes("retrieval"))}
     [table] = [value for key, value in vars(data)["derived-written-gold"].items()
                if key != "fingerprint"]
     table["q"] = "kept"
@@ -284,19 +284,16 @@ def test_a_sweeps_datasets_share_their_gold_fingerprints() -> None:
     gold_fingerprints(second, "retrieval")["q"] = "changed"  # each record gets a copy
     assert table["q"] == "kept"
     assert whole_gold_fingerprints(first) == {"q": data.queries[0].fingerprint}
-    # Written grades ({} is "none given", yet written) are replaced: not the same gold.
+    # Written grades ({} is "none given", yet written) are replaced: other gold, whose
+    # digests the derived dataset computes itself instead of reading the written ones.
     written = resolve_inputs(data, {"queries": [Query("q", relevant={},
                                                       expected_evidence=data.queries[0]
                                                       .expected_evidence)]})
+    as_written = gold_fingerprints(written, "retrieval")
     derived = relevance_from_evidence(written)
-    assert "derived-written-gold" not in vars(derived) or (
-        vars(derived)["derived-written-gold"] is not vars(data)["derived-written-gold"])
-
-
-def gold_attributes_of(stage: str) -> tuple[str, ...]:
-    from pytest_rag.dataset.fields import gold_attributes
-
-    return gold_attributes(stage)
+    assert gold_fingerprints(derived, "retrieval") != as_written
+    assert gold_fingerprints(derived, "retrieval") == {
+        "q": derived.queries[0].fingerprint_of(gold_attributes("retrieval"))}
 
 
 def test_every_cache_of_a_query_is_listed() -> None:
