@@ -12,7 +12,10 @@ with grades derived from the evidence (``rag_relevance_from_evidence``).
 The test is a ``rag_sweep`` (default rule), so each variant's costs are
 counted and the session ends with the sweep decided: the paired comparison of
 every variant with the best, the frontier, the recommendation and the sweep
-table.  The session runs as a fresh ``python -m pytest`` process.
+table.  The session runs as a fresh ``python -m pytest`` process with pytest's own
+plugins and pytest-rag's only (``PYTEST_DISABLE_PLUGIN_AUTOLOAD``): the other
+plugins of the environment (hypothesis, xdist, ...) are not part of what is
+measured, and their hooks ran inside the timed session end before.
 pytest-rag's share is measured, not guessed: the test times each ``rag`` call
 with ``time.perf_counter`` and writes the times with the results, and the
 project's ``conftest.py`` times the end of each test (the call phase's
@@ -147,8 +150,8 @@ def test_chunker(rag, window, overlap):
 '''
 
 
-#: Times pytest-rag's work after each test's call and at the end of the session (every
-#: plugin's hook implementations inside, pytest-rag's the ones that do work here).
+#: Times pytest-rag's work after each test's call and at the end of the session (the hook
+#: implementations of pytest itself and of pytest-rag inside: no other plugin is loaded).
 _CONFTEST = '''\
 import json
 import os
@@ -229,11 +232,13 @@ def _session(folder: Path, previous: str | None = None
     package of the folder ``previous`` when given)."""
     out = folder / "results.jsonl"
     out.unlink(missing_ok=True)
-    env = dict(os.environ, RAG_SWEEP_OUT=str(out))
+    env = dict(os.environ, RAG_SWEEP_OUT=str(out), PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
     env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env.pop("PYTEST_ADDOPTS", None)
     if previous is not None:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [previous, env.get("PYTHONPATH")]))
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(folder)]
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+               "-p", "pytest_rag.plugin", str(folder)]
     start = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, cwd=folder, check=False,
                           env=env)
