@@ -84,6 +84,9 @@ def cohesion(keys: _Keys, chunk_word: _Keys, first_of_word: npt.NDArray[np.bool_
     chunk = divide(chunk_word, span)
     group_start = np.flatnonzero(first_of_word)
     group_size = np.diff(np.append(group_start, first_of_word.shape[0]))
+    # Only the words held by two parts or more of a chunk make pairs.
+    shared_by = group_size >= 2
+    group_start, group_size = group_start[shared_by], group_size[shared_by]
     pairs = np.bincount(chunk[group_start], weights=group_size * (group_size - 1) // 2,
                         minlength=n)
     ends = np.cumsum(pairs)
@@ -115,8 +118,9 @@ def cohesion(keys: _Keys, chunk_word: _Keys, first_of_word: npt.NDArray[np.bool_
             sums[first] = _blocked_sum(remainder(keys[lo:hi], parts).astype(np.int64),
                                        first_of_word[lo:hi], int(pieces[first]))
         else:
-            found = _pair_sums(keys[lo:hi], chunk[lo:hi] - first, first_of_word[lo:hi],
-                               pieces[first:stop], parts)
+            groups = slice(*np.searchsorted(group_start, [lo, hi]).tolist())
+            found = _pair_sums(keys[lo:hi], chunk[lo:hi] - first, group_start[groups] - lo,
+                               group_size[groups], pieces[first:stop], parts)
             if found is None:
                 return None
             sums[first:stop] = found
@@ -277,9 +281,12 @@ def _blocked_sum(part: _IntArray, first_of_word: npt.NDArray[np.bool_], size: in
     return total
 
 
-def _pair_sums(keys: _Keys, chunk: _Keys, first_of_word: npt.NDArray[np.bool_],
+def _pair_sums(keys: _Keys, chunk: _Keys, group_start: _IntArray, group_size: _IntArray,
                pieces: _IntArray, parts: int) -> npt.NDArray[np.float64] | None:
     """The sum of the Jaccard values of the pairs of parts of each chunk of a run.
+
+    ``group_start`` and ``group_size`` are the runs of ``keys`` (offsets in it)
+    of the (chunk, word) held by two parts or more: the words that make pairs.
 
     Each pair ``(a, b)`` of parts of chunk ``c`` is the key ``(c * width + a) *
     width + b`` (``width`` a power of two, so that splitting a key is shifts
@@ -292,17 +299,8 @@ def _pair_sums(keys: _Keys, chunk: _Keys, first_of_word: npt.NDArray[np.bool_],
     if n << (2 * bits) >= 2**62:
         return None
     dtype = np.int32 if n << (2 * bits) < _KEYS_32 else np.int64
-    multi = pieces >= 2
-    if not multi.all():  # the chunks of one part make no pair
-        keep = multi[chunk]
-        chunk, first_of_word, keys = chunk[keep], first_of_word[keep], keys[keep]
     part = (chunk << bits) + remainder(keys, parts)  # chunk * width + part
     part_words = np.bincount(part, minlength=n << bits).astype(np.float64)
-    # Only the words held by two parts or more of a chunk make pairs.
-    group_start = np.flatnonzero(first_of_word)
-    group_size = np.diff(np.append(group_start, first_of_word.shape[0]))
-    shared_by = group_size >= 2
-    group_start, group_size = group_start[shared_by], group_size[shared_by]
     member = ranges(group_start, group_size)  # the parts of those words, group after group
     member_part = part[member].astype(dtype)
     # Each member pairs with the members after it in its group.
