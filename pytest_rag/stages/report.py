@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -101,9 +100,13 @@ class Report:
     @functools.cached_property
     def per_query(self) -> dict[str, dict[str, float | None]]:
         """``{key: {query_id: value or None}}`` for every per-query metric."""
+        import numpy as np  # loaded already: the values are arrays
+
         result: dict[str, dict[str, float | None]] = {}
         for key, array in self.query_values.items():
-            values = [None if math.isnan(v) else v for v in array.tolist()]
+            values: list[float | None] = array.tolist()
+            for row in np.flatnonzero(np.isnan(array)).tolist():  # few: not one check a value
+                values[row] = None
             result[key] = dict(zip(self.query_ids, values))
         return result
 
