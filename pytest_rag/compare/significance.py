@@ -313,13 +313,52 @@ def _bootstrap_sums(rng: np.random.Generator, diffs: Sequence[npt.NDArray[np.flo
     """Sums of ``resamples`` resamples (with replacement) of each array of ``diffs`` (of
     one length), all with the same picks: the draws of ``rng.integers(0, len,
     size=(resamples, len))``, in chunks of at most :data:`_CHUNK` bytes (the 64-bit
-    draws do not depend on the chunking)."""
+    draws do not depend on the chunking).
+
+    Where every sum of an array is exact in any order (:func:`_exact_in_any_order`:
+    0/1 hits, halves, ...), its sums come from how often each query was picked in a
+    resample, one count matrix for all such arrays and one matrix product: the same
+    numbers as adding the picked values, bit for bit, without gathering them again
+    for every array.
+    """
     count = diffs[0].shape[0]
     sums = [np.empty(resamples) for _ in diffs]
+    exact = [i for i, values in enumerate(diffs) if _exact_in_any_order(values)]
+    gathered = sorted(set(range(len(diffs))) - set(exact))
+    by_counts = np.stack([diffs[i] for i in exact], axis=1) if exact else None
     step = max(1, _CHUNK // (8 * count))
     for start in range(0, resamples, step):
         rows = min(step, resamples - start)
         picks = rng.integers(0, count, size=(rows, count))
-        for values, out in zip(diffs, sums):
-            out[start:start + rows] = values[picks].sum(axis=1)
+        for i in gathered:
+            sums[i][start:start + rows] = diffs[i][picks].sum(axis=1)
+        if by_counts is not None:
+            picks += (np.arange(rows, dtype=np.int64) * count)[:, None]  # row r: r * count + q
+            picked = np.bincount(picks.ravel(), minlength=rows * count).reshape(rows, count)
+            found = picked.astype(np.float64) @ by_counts
+            for column, i in enumerate(exact):
+                sums[i][start:start + rows] = found[:, column]
     return sums
+
+
+#: Powers of two tried as the denominator of every difference (1, 1/2, ... 1/2**30).
+_DYADIC_BITS = 31
+
+
+def _exact_in_any_order(values: npt.NDArray[np.float64]) -> bool:
+    """Whether every sum of ``len(values)`` of ``values`` (repeats allowed), and each
+    partial sum on the way, is exactly a float, in any order of additions: the values
+    are finite multiples of one ``2**-s`` whose largest possible sum stays below 2**53.
+    A ``-0.0`` is excluded (the sign of a sum of zeros depends on the order)."""
+    if values.shape[0] == 0 or not np.isfinite(values).all():
+        return False
+    if ((values == 0) & np.signbit(values)).any():
+        return False
+    largest = float(np.abs(values).max()) * values.shape[0]
+    for bits in range(_DYADIC_BITS):
+        scaled = values * float(2 ** bits)  # exact: a power of two
+        if largest * 2.0 ** bits >= 2.0 ** 53:
+            return False
+        if (np.floor(scaled) == scaled).all():
+            return True
+    return False

@@ -191,3 +191,45 @@ def test_comparisons_of_different_sizes_do_not_share_draws() -> None:
                         paired_change(before, six, permutations=1, resamples=500),
                         paired_change(before, six, permutations=1, resamples=500)]
     assert [change.queries for change in together] == [5, 6, 6]
+
+
+#: Values whose differences are sums exact in any order (multiples of a power of two),
+#: with a -0.0 and one beyond the bound (2**50 x 40 queries >= 2**53) among them.
+_DYADIC = [0.0, 1.0, 0.5, 0.25, 0.75, 3.0, 2.0 ** -20, 2.0 ** 40, -0.0, 2.0 ** 50]
+
+
+@settings(max_examples=budget(200))
+@given(data=st.data(), count=st.integers(2, 40), draws=st.sampled_from([1, 7, 600]))
+def test_exact_sums_from_pick_counts_equal_the_plain_draws(data: st.DataObject, count: int,
+                                                           draws: int) -> None:
+    """Differences that are multiples of one power of two have their bootstrap sums made
+    from how often each query was picked (one matrix product): the interval is still
+    the one of adding the picked values, bit for bit; so where the shortcut does not
+    hold (a third, a -0.0, sums beyond 2**53) and when both kinds are compared at once.
+    (The p-value takes no bootstrap sum.)"""
+    value = st.one_of(st.sampled_from(_DYADIC), st.floats(0, 1, allow_nan=False))
+    values = data.draw(st.lists(value, min_size=count, max_size=count))
+    before = _pair(values, set(), {})
+    index = st.integers(0, count - 1)
+    afters = [_pair(values, set(), data.draw(st.dictionaries(index, value, max_size=count)))
+              for _ in range(data.draw(st.integers(1, 4)))]
+    together = paired_changes(before, afters, permutations=draws, resamples=draws)
+    for after, change in zip(afters, together):
+        if any(after[q] != before[q] for q in after):  # the interval: the p-value draws
+            assert (change.ci_low, change.ci_high) == _reference(before, after, draws)[1:]
+
+
+def test_which_differences_sum_exactly_in_any_order() -> None:
+    from pytest_rag.compare.significance import _exact_in_any_order
+
+    def exact(values: list[float]) -> bool:
+        return _exact_in_any_order(np.array(values, dtype=np.float64))
+
+    assert exact([0.0, 1.0, -1.0]) and exact([0.5, -0.25, 0.0]) and exact([2.0 ** -30])
+    assert not exact([1 / 3, 0.0])  # no power of two makes it whole
+    assert not exact([0.1])
+    assert not exact([-0.0, 1.0])  # the sign of a sum of zeros depends on the order
+    assert not exact([float("inf"), 0.0]) and not exact([float("nan")])
+    assert not exact([2.0 ** 52, 1.0])  # two picks of 2**52 reach 2**53
+    assert exact([2.0 ** 51, 1.0])
+    assert not exact([])
