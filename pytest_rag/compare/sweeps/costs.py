@@ -15,7 +15,7 @@ not recorded.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from itertools import repeat
+from itertools import chain, repeat
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -37,9 +37,11 @@ def _chunk_tokens(dataset: Dataset) -> tuple[dict[str, int], list[int]] | None:
 
 def _mean_tokens(lists: Iterable[Sequence[str] | None], index: Mapping[str, int],
                  sizes: Sequence[int]) -> float | None:
-    size_of = {chunk_id: sizes[i] for chunk_id, i in index.items()}.get
-    totals = [sum(map(size_of, ids, repeat(0))) for ids in lists if ids is not None]
-    return sum(totals) / len(totals) if totals else None
+    size_of = dict(zip(index, map(sizes.__getitem__, index.values()))).get
+    kept = [ids for ids in lists if ids is not None]
+    # One sum over every id of every list: integers, so the same total as per list.
+    total = sum(map(size_of, chain.from_iterable(kept), repeat(0)))
+    return total / len(kept) if kept else None
 
 
 def variant_costs(reports: Iterable[Report]) -> dict[str, float]:
