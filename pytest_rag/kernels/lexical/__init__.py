@@ -315,8 +315,8 @@ def _adjacent_overlap(previous: _IntArray, lo: _IntArray, hi: _IntArray,
     before = previous[token]
     shared = before < np.repeat(r_lo[rows], sizes)  # first in the right chunk...
     shared &= (token < np.repeat(l_hi[rows], sizes)) | (before >= np.repeat(l_lo[rows], sizes))
-    owner = np.repeat(np.arange(rows.shape[0], dtype=np.int64), sizes)
-    inter = np.bincount(owner[shared], minlength=rows.shape[0]).astype(np.float64)
+    # Each pair's tokens are one run (every run holds a token): its count is a sum.
+    inter = np.add.reduceat(shared, _group_starts(sizes), dtype=np.int64).astype(np.float64)
     return fast, inter
 
 
