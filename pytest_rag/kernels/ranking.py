@@ -67,8 +67,12 @@ class GradeMatrix:
 
 
 def grade_matrix(lists: Sequence[Sequence[str] | None],
-                 relevant: Sequence[Mapping[str, int] | None], k: int) -> GradeMatrix:
+                 relevant: Sequence[Mapping[str, int] | None], k: int, *,
+                 tops: Sequence[Collection[str] | None] | None = None) -> GradeMatrix:
     """Build the grade matrices of the queries that have a list and relevant gold.
+
+    ``tops``: the :func:`top_k` of each list (``None`` where the list is), when the
+    caller has them already (:func:`top_k_of_each`); else they are found here.
 
     The per-query work is C-level ``map`` chains over all queries (the first K
     ids of each list de-duplicated by ``dict.fromkeys``, one mapped
@@ -88,8 +92,13 @@ def grade_matrix(lists: Sequence[Sequence[str] | None],
     else:
         ranked_lists = [lists[row] for row in candidates.tolist()]
         golds = [relevant[row] for row in candidates.tolist()]
-    tops, lengths = top_k_of_each(ranked_lists, k)
-    flat = np.fromiter(chain.from_iterable(map(map, map(_get, golds), tops, repeat(repeat(0)))),
+    if tops is None:
+        firsts, lengths = top_k_of_each(ranked_lists, k)
+    else:
+        firsts = [tops[row] for row in candidates.tolist()]
+        lengths = np.fromiter(map(len, firsts), dtype=np.int64, count=count)
+    flat = np.fromiter(chain.from_iterable(map(map, map(_get, golds), firsts,
+                                               repeat(repeat(0)))),
                        dtype=np.int64, count=int(lengths.sum()))
     sizes = np.fromiter(map(len, golds), dtype=np.int64, count=count)
     grades = np.fromiter(chain.from_iterable(map(_values, golds)),
@@ -226,8 +235,11 @@ CORPUS_COUNT_METRICS = frozenset({"recall_at_k", "f1_at_k", "ndcg_at_k",
 
 def ranking_per_query(lists: Sequence[Sequence[str] | None],
                       relevant: Sequence[Mapping[str, int] | None], k: int,
-                      uncounted: npt.NDArray[np.bool_] | None = None) -> dict[str, FloatArray]:
-    """:func:`ranking_metrics` of every query (NaN where a query is not scored).
+                      uncounted: npt.NDArray[np.bool_] | None = None, *,
+                      tops: Sequence[Collection[str] | None] | None = None
+                      ) -> dict[str, FloatArray]:
+    """:func:`ranking_metrics` of every query (NaN where a query is not scored);
+    ``tops`` as for :func:`grade_matrix`.
 
     ``uncounted`` marks the queries whose grades cover only the listed chunks,
     not the corpus: such a query with a list is scored even when none of its
@@ -235,7 +247,7 @@ def ranking_per_query(lists: Sequence[Sequence[str] | None],
     :data:`CORPUS_COUNT_METRICS` are NaN for it.
     """
     count = len(lists)
-    matrix = grade_matrix(lists, relevant, k)
+    matrix = grade_matrix(lists, relevant, k, tops=tops)
     values = {key: scatter(found, matrix.rows, count)
               for key, found in ranking_metrics(matrix).items()}
     if uncounted is not None and uncounted.any():

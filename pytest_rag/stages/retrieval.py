@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Collection
 
 import numpy as np
 
@@ -58,25 +58,31 @@ class RetrievalEvaluator(RankedStageEvaluator):
         lists = [None if (entry := dataset.run.get(query.id)) is None else entry.retrieved_ids
                  for query in queries]
         uncounted = uncounted_queries(dataset)
+        # The top K of each list, found once for the ranking and the token metrics.
+        listed = [(i, ids) for i, ids in enumerate(lists) if ids is not None]
+        tops: list[Collection[str] | None] = [None] * len(lists)
+        for (i, _), top in zip(listed, top_k_of_each([ids for _, ids in listed], k)[0]):
+            tops[i] = top
         for key, values in ranking_per_query(lists, [query.relevant for query in queries], k,
-                                             uncounted).items():
+                                             uncounted, tops=tops).items():
             builder.set_per_query(key, values)
         explain_uncounted(builder, CORPUS_COUNT_METRICS, uncounted)
-        self._token_metrics(dataset, lists, k, builder)
+        self._token_metrics(dataset, tops, builder)
         latencies = [entry.retrieval_latency_ms for entry in dataset.run.values()]
         builder.set("p50_latency_ms", percentile(latencies, 50))
         builder.set("p95_latency_ms", percentile(latencies, 95))
 
     @staticmethod
-    def _token_metrics(dataset: Dataset, lists: list[Any], k: int,
+    def _token_metrics(dataset: Dataset, tops: list[Collection[str] | None],
                        builder: ReportBuilder) -> None:
+        """The token metrics of each query's top K (``tops``; ``None``: no list)."""
         if not dataset.chunks:
             return
         has_evidence = evidence_query_indices(dataset)
-        scored = [i for i, ids in enumerate(lists) if ids is not None and has_evidence[i]]
+        scored = [i for i, ids in enumerate(tops) if ids is not None and has_evidence[i]]
         if not scored:
             return
-        found = list_overlap(dataset, scored, top_k_of_each([lists[i] for i in scored], k)[0],
+        found = list_overlap(dataset, scored, [tops[i] for i in scored],  # type: ignore[misc]
                              "retrieved_ids")
         rows = np.asarray(scored, dtype=np.int64)
         count = len(dataset.queries)
