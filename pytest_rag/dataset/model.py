@@ -21,6 +21,8 @@ from .caches import DatasetCache, ObjectCache, cache_entry
 from .fields import gold_attributes
 
 if TYPE_CHECKING:
+    import json
+
     import numpy as np
     import numpy.typing as npt
 
@@ -68,6 +70,22 @@ def _plain(value: object) -> object:
     if isinstance(value, Mapping):
         return dict(value)
     raise TypeError(f"cannot fingerprint {type(value).__name__}")
+
+
+@functools.cache
+def _gold_encoder() -> json.JSONEncoder:
+    """The encoder of the text a gold fingerprint digests: ``json.dumps(value,
+    sort_keys=True, ensure_ascii=False, default=_plain)``, made once (``dumps`` makes one
+    per call with these options)."""
+    import json
+
+    return json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=_plain)
+
+
+def _gold_json(value: object) -> str:
+    """The JSON text of a query's gold that its fingerprints digest (never change it:
+    baselines keep the digests)."""
+    return _gold_encoder().encode(value)
 
 
 def documents_fingerprint(documents: Sequence[Document]) -> str | None:
@@ -319,14 +337,12 @@ class Query:
     def fingerprint(self) -> str:
         """A digest of the gold as written (every field but the id; a ``relevant`` derived
         from evidence is not gold): it changes when the gold is edited."""
-        import json
-
         source = self.__dict__.get(GOLD_SOURCE)
         if source is not None:  # kept with the query as written, for every copy
             return str(source.fingerprint)
         gold = [None if name == "relevant" and self.relevant_from_evidence
                 else getattr(self, name) for name in _GOLD_FIELDS]
-        return _digest(json.dumps(gold, sort_keys=True, ensure_ascii=False, default=_plain))
+        return _digest(_gold_json(gold))
 
     def fingerprint_of(self, names: tuple[str, ...]) -> str:
         """A digest of the gold fields ``names`` (attributes, as written; a ``relevant``
@@ -337,8 +353,6 @@ class Query:
         it changes when a field that stage reads is edited, and only then.  It
         never equals :attr:`fingerprint` (the field names are part of it).
         """
-        import json
-
         source = self.__dict__.get(GOLD_SOURCE)
         if source is not None:  # kept with the query as written, for every copy
             return str(source.fingerprint_of(names))
@@ -346,7 +360,7 @@ class Query:
         def build() -> str:
             gold = {name: None if name == "relevant" and self.relevant_from_evidence
                     else getattr(self, name) for name in names}
-            return _digest(json.dumps(gold, sort_keys=True, ensure_ascii=False, default=_plain))
+            return _digest(_gold_json(gold))
 
         return cache_entry(self.__dict__, "fingerprint:" + ",".join(names), build)
 
