@@ -12,7 +12,7 @@ import dataclasses
 import functools
 import operator
 from collections import deque
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
 from typing import TYPE_CHECKING, Any, Final, TypeVar, overload
@@ -206,6 +206,25 @@ def assemble_columns(cls: type[_Item], columns: Mapping[str, Sequence[Any]], cou
     for name, column in columns.items():
         _drain(map(dict.__setitem__, states, repeat(name), column))
     return tuple(items)
+
+
+def copies_with(items: Sequence[_Item], columns: Mapping[str, Iterable[Any]]) -> list[_Item]:
+    """Copies of ``items`` (flat frozen dataclasses of this module, of one class) with
+    ``columns[name][i]`` set as the ``name`` of copy ``i``, in C-level passes: the bulk
+    form of ``assemble(cls, {**vars(item), name: value, ...})``.
+
+    Each copy's dictionary is the item's, with the same keys in the same order (a
+    column for a new key adds it at the end), and so holds what the item caches
+    too: only for changes that leave those caches valid.
+    """
+    if not items:
+        return []
+    copies = list(map(_new_instance, repeat(type(items[0]), len(items))))
+    states: list[dict[str, Any]] = list(map(vars, copies))
+    _drain(map(dict.update, states, map(vars, items)))
+    for name, column in columns.items():
+        _drain(map(dict.__setitem__, states, repeat(name), column))
+    return copies
 
 
 @dataclass(frozen=True, eq=False)

@@ -27,13 +27,13 @@ that turn out not to touch stay few.
 from __future__ import annotations
 
 import dataclasses
-from itertools import chain, repeat
+from itertools import repeat
 from typing import Final
 
 import numpy as np
 import numpy.typing as npt
 
-from ..dataset.model import GOLD_SOURCE, Dataset, Query, assemble, replaced
+from ..dataset.model import GOLD_SOURCE, Dataset, copies_with, replaced
 from .positions import positions_of
 
 __all__ = ["UNCOUNTED_REASON", "relevance_from_evidence", "touching_pairs",
@@ -183,21 +183,29 @@ def relevance_from_evidence(dataset: Dataset) -> Dataset:
     best_list = best.tolist()
     found = set(owners)
     missed = [index for index in graded if index not in found]
-    gold_kept = True  # every query keeps the gold of the one it copies
-    for index, lo, hi in chain(zip(owners, starts, stops), zip(missed, repeat(0), repeat(0))):
-        query = queries[index]
-        changes = {"relevant": dict(zip(chunk_ids[lo:hi], best_list[lo:hi])),
-                   "relevant_from_evidence": True}
-        if query.relevant is None:
-            # Derived grades are not gold: what the query caches (its fingerprint,
-            # QUERY_CACHES) is that of the query as written, and stays valid; its
-            # fingerprints are kept with the query as written (GOLD_SOURCE), so the
-            # next chunking's copy finds them there.
-            derived[index] = assemble(Query, {**vars(query), **changes,
-                                              GOLD_SOURCE: vars(query).get(GOLD_SOURCE, query)})
-        else:
-            derived[index] = replaced(query, changes)
-            gold_kept = False  # its written (empty) grades are replaced
+    rows = [*owners, *missed]
+    grade_maps = [*map(dict, map(zip, map(chunk_ids.__getitem__, map(slice, starts, stops)),
+                                  map(best_list.__getitem__, map(slice, starts, stops)))),
+                  *({} for _ in missed)]
+    written = list(map(queries.__getitem__, rows))
+    # Derived grades are not gold: what a query without written grades caches (its
+    # fingerprint, QUERY_CACHES) is that of the query as written, and stays valid; its
+    # fingerprints are kept with the query as written (GOLD_SOURCE), so the next
+    # chunking's copy finds them there.  Such queries are copied in bulk.
+    fresh = [slot for slot, query in enumerate(written) if query.relevant is None]
+    fresh_queries = list(map(written.__getitem__, fresh))
+    copies = copies_with(fresh_queries, {
+        "relevant": map(grade_maps.__getitem__, fresh),
+        "relevant_from_evidence": repeat(True),
+        GOLD_SOURCE: map(dict.get, map(vars, fresh_queries), repeat(GOLD_SOURCE),
+                         fresh_queries)})
+    for slot, copy in zip(fresh, copies):
+        derived[rows[slot]] = copy
+    gold_kept = len(fresh) == len(rows)  # every query keeps the gold of the one it copies
+    for slot, query in enumerate(written):
+        if query.relevant is not None:  # its written (empty) grades are replaced
+            derived[rows[slot]] = replaced(query, {"relevant": grade_maps[slot],
+                                                   "relevant_from_evidence": True})
     result = dataclasses.replace(dataset, queries=tuple(derived))
     if gold_kept:
         result.share_written_gold(dataset)

@@ -410,3 +410,36 @@ def test_needs_relevant_points_to_relevance_from_evidence_when_evidence_is_there
             "needs relevant; relevance_from_evidence is on, but no chunk is known to grade "
             "from expected_evidence: give the full chunk list (chunks=, or the dataset's "
             "chunks), or retrieved chunk objects instead of ids")
+
+
+def test_derived_queries_are_the_one_at_a_time_copies() -> None:
+    """The bulk copies of relevance_from_evidence are what copying each query alone
+    gives: the same fields and caches, in the same order, the gold source last; a
+    query whose written grades are empty is replaced (no cache carried over)."""
+    from pytest_rag.dataset.model import GOLD_SOURCE, Query, assemble, copies_with
+
+    data = resolve_inputs(None, {"documents": DOCUMENTS, "chunks": CHUNKS,
+                                 "expected_evidence": {"q1": [span("d", 0, 5)],
+                                                       "q2": [span("e", 4, 13)],
+                                                       "q3": [span("d", 18, 23)]},
+                                 "relevant": {"q3": {}}})
+    before = data.queries
+    for query in before:
+        assert query.fingerprint  # cached in the instance dictionary
+    result = relevance_from_evidence(data).queries
+    for old, new in zip(before, result):
+        assert new is not old
+        assert new.relevant_from_evidence
+        if old.relevant is None:
+            wanted = {**vars(old), "relevant": new.relevant, "relevant_from_evidence": True,
+                      GOLD_SOURCE: old}
+            assert list(vars(new).items()) == list(wanted.items())
+        else:
+            assert "fingerprint" not in vars(new) and GOLD_SOURCE not in vars(new)
+    assert [dict(query.relevant or {}) for query in result] == [
+        {"c0": 2}, {"e0": 1, "e1": 1}, {"c1": 2}]
+    assert copies_with([], {"relevant": []}) == []
+    one = assemble(Query, {"id": "x"})
+    copy = copies_with([one], {"question": iter(["why?"]), "extra": ["kept last"]})[0]
+    assert type(copy) is Query and copy.question == "why?" and one.question is None
+    assert list(vars(copy))[-1] == "extra"
