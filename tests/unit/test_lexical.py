@@ -75,6 +75,43 @@ def test_small_blocks_match_python_sets(monkeypatch: pytest.MonkeyPatch, seed: i
     _close(*_both(_dataset(seed)))
 
 
+@pytest.mark.parametrize("seed", range(12))
+def test_blocks_done_in_threads_give_the_values_of_one_thread(monkeypatch: pytest.MonkeyPatch,
+                                                              seed: int) -> None:
+    """Two threads doing the blocks (a machine of two cores or more) and one doing
+    them all give the same values bit for bit, in the same order."""
+    monkeypatch.setattr(lexical, "BLOCK_CHARS", 16)  # a block per document or two
+    found = {}
+    for cores in (1, 2):
+        monkeypatch.setattr(lexical, "_cores", lambda cores=cores: cores)
+        dataset = _dataset(seed)  # a fresh one: no cached word ids
+        positions = positions_of(dataset)
+        result = lexical.lexical_metrics(
+            dataset, np.unique(positions.chunk_doc),  # type: ignore[arg-type]
+            chunking._neighbour_pairs(positions.chunk_doc))
+        assert result is not None
+        found[cores] = result
+    assert found[1] == found[2]
+    assert repr(found[1].values) == repr(found[2].values)  # NaN and -0.0 alike
+
+
+def test_hash_powers_shared_by_threads_give_each_caller_its_length() -> None:
+    """Threads growing one table set: every caller gets tables of at least the length
+    it asked for, with the right values, whichever thread's tables are kept."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    powers = word_ids.HashPowers()
+    counts = [random.Random(i).randint(1, 5000) for i in range(64)]
+
+    def ask(count: int) -> bool:
+        power, inverse = powers.upto(count)
+        return (power.shape[0] >= count and inverse.shape[0] >= count
+                and bool((power[:count] == word_ids._powers(count, word_ids._BASE)).all()))
+
+    with ThreadPoolExecutor(4) as pool:
+        assert all(pool.map(ask, counts))
+
+
 @pytest.mark.parametrize("seed", range(10))
 def test_hash_collisions_fall_back_to_strings(monkeypatch: pytest.MonkeyPatch,
                                               seed: int) -> None:

@@ -28,15 +28,17 @@ every set operation a sort of integer keys:
    measured, :attr:`LexicalMetrics.unmeasured`).
 
 Documents are processed in blocks of about a million characters, so memory
-stays a few arrays of that size whatever the corpus.
+stays a few arrays of that size whatever the corpus.  On a machine with two
+cores or more, two threads do the blocks (:data:`THREADS`): two blocks in
+memory at a time, and the same values in the same order as one thread gives.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -66,6 +68,8 @@ __all__ = ["EDGE_TOKENS", "LexicalMetrics", "lexical_metrics", "sentence_starts"
 EDGE_TOKENS: Final = 12
 #: Characters of documents hashed together (a larger document is a block of its own).
 BLOCK_CHARS: Final = 1 << 20
+#: Blocks done at a time, each in a thread (fewer on a machine with fewer cores).
+THREADS: Final = 2
 #: Integer keys below this are 32-bit (half the memory traffic, faster sorts).
 _KEYS_32: int = 2**31
 
@@ -125,9 +129,10 @@ def lexical_metrics(dataset: Dataset, scope: _IntArray, pairs: tuple[_IntArray, 
     ``scope`` are the documents that have a chunk, ``pairs`` the ``(left, right)``
     chunk rows of the neighbour pairs (two chunks of one document).  Every set
     compared belongs to one document, so each block of documents is done on
-    its own: memory and sort sizes stay those of one block, and time grows
-    linearly with the corpus.  ``None`` when a block's integer keys would not
-    fit an int64 (the caller then uses Python sets).
+    its own (two at a time, in threads, where there are the cores): memory and
+    sort sizes stay those of a block or two, and time grows linearly with the
+    corpus.  ``None`` when a block's integer keys would not fit an int64 (the
+    caller then uses Python sets).
     """
     positions = positions_of(dataset)
     documents = dataset.documents
@@ -152,11 +157,9 @@ def lexical_metrics(dataset: Dataset, scope: _IntArray, pairs: tuple[_IntArray, 
     token_base = np.zeros(len(documents), dtype=np.int64)  # global token -> block token
     char_of_doc = np.zeros(len(documents), dtype=np.int64)  # start of a text in its block
     powers = HashPowers()  # shared by every document and block hashed below
-    cohesion: list[npt.NDArray[np.float64]] = []
-    clarity: list[npt.NDArray[np.float64]] = []
-    stickiness: list[npt.NDArray[np.float64]] = []
-    unmeasured: list[tuple[int, int]] = []
-    for number, block in enumerate(blocks):
+    def block_values(number: int) -> tuple[_IntArray, _BlockValues | None]:
+        """The block's chunk rows and its metrics (``None``: keys too large)."""
+        block = blocks[number]
         words = dataset.corpus_cached(f"lexical_words:{block}",
                                        partial(_words_of_block, block=block, powers=powers))
         token_base[block] = words.token_base - positions.base[block]
@@ -181,12 +184,16 @@ def lexical_metrics(dataset: Dataset, scope: _IntArray, pairs: tuple[_IntArray, 
                                  b_end[tails]])
         word, cut_word, vocabulary = cut_words(words, documents, block, cut_lo, cut_hi, powers)
         head_word, tail_word = cut_word[:heads.shape[0]], cut_word[heads.shape[0]:]
-        sentence_rank = words.sentence_rank
-
         pair_rows = pair_order[pair_edges[number]:pair_edges[number + 1]]
-        values = _block_metrics(word, words.previous, sentence_rank, b_lo, b_hi, heads,
-                                head_word, tails, tail_word, local[left[pair_rows]],
-                                local[right[pair_rows]], vocabulary)
+        return rows, _block_metrics(word, words.previous, words.sentence_rank, b_lo, b_hi,
+                                    heads, head_word, tails, tail_word, local[left[pair_rows]],
+                                    local[right[pair_rows]], vocabulary)
+
+    cohesion: list[npt.NDArray[np.float64]] = []
+    clarity: list[npt.NDArray[np.float64]] = []
+    stickiness: list[npt.NDArray[np.float64]] = []
+    unmeasured: list[tuple[int, int]] = []
+    for rows, values in _in_threads(block_values, len(blocks)):
         if values is None:
             return None  # keys would not fit an int64: the caller's set-based path
         found = values[0]
@@ -199,6 +206,33 @@ def lexical_metrics(dataset: Dataset, scope: _IntArray, pairs: tuple[_IntArray, 
                            "lexical_boundary_clarity": _mean_of(clarity),
                            "lexical_chunk_stickiness": _mean_of(stickiness)},
                           tuple(unmeasured))
+
+
+_BlockValues = tuple[Cohesion, npt.NDArray[np.float64], npt.NDArray[np.float64]]
+_Result = TypeVar("_Result")
+
+
+def _in_threads(work: Callable[[int], _Result], count: int) -> list[_Result]:
+    """``[work(0), work(1), ... work(count - 1)]``, computed by :data:`THREADS` threads
+    where the machine has that many cores: the blocks write to no shared place (each
+    to its own rows and documents), and numpy lets go of the interpreter in its
+    array work.  The results are the same, in the same order, either way."""
+    threads = min(THREADS, count, _cores())
+    if threads < 2:
+        return list(map(work, range(count)))
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(threads, thread_name_prefix="pytest-rag-lexical") as pool:
+        return list(pool.map(work, range(count)))
+
+
+def _cores() -> int:
+    """The cores this process may run on."""
+    import os
+
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
 
 
 def _words_of_block(dataset: Dataset, *, block: list[int], powers: HashPowers) -> BlockWords:

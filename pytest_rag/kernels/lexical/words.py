@@ -116,17 +116,20 @@ def _powers(count: int, base: int) -> _U64:
 
 class HashPowers:
     """The powers of the hash's base and of its inverse, grown as longer ones are
-    needed: made for one evaluation and shared by its documents and blocks."""
+    needed: made for one evaluation and shared by its documents and blocks (and by
+    the threads doing blocks: each caller gets tables of at least its length)."""
 
     def __init__(self) -> None:
         self._tables = (_powers(1, _BASE), _powers(1, _INVERSE))
 
     def upto(self, count: int) -> tuple[_U64, _U64]:
         """Both tables with at least ``count`` powers."""
-        if self._tables[0].shape[0] < count:
-            size = max(count, 2 * self._tables[0].shape[0])
-            self._tables = (_powers(size, _BASE), _powers(size, _INVERSE))
-        return self._tables
+        tables = self._tables
+        if tables[0].shape[0] < count:
+            size = max(count, 2 * tables[0].shape[0])
+            tables = (_powers(size, _BASE), _powers(size, _INVERSE))
+            self._tables = tables  # another thread's may replace it: only ever longer needed
+        return tables
 
 
 def _block_ids(text: str, codes: npt.NDArray[np.uint32], lower: npt.NDArray[np.uint32],
