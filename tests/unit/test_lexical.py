@@ -95,6 +95,33 @@ def test_blocks_done_in_threads_give_the_values_of_one_thread(monkeypatch: pytes
     assert repr(found[1].values) == repr(found[2].values)  # NaN and -0.0 alike
 
 
+@pytest.mark.parametrize("cores", [1, 2, 4])
+def test_the_blocks_stop_at_the_first_that_needs_the_sets(monkeypatch: pytest.MonkeyPatch,
+                                                          cores: int) -> None:
+    """A block whose keys do not fit (the set-based path takes over) stops the others:
+    at most one block per thread was under way, and what a block under way raises
+    then is not looked at; the blocks before it are all done, in order."""
+    import threading
+
+    monkeypatch.setattr(lexical, "_cores", lambda: cores)
+    started: list[int] = []
+    lock = threading.Lock()
+
+    def work(number: int) -> int:
+        with lock:
+            started.append(number)
+        if number == 3:
+            raise RuntimeError("a block after the stop")
+        return number
+
+    assert lexical._in_threads(work, 8, lambda found: found == 2) == [0, 1, 2]
+    assert sorted(started) == list(range(len(started)))
+    assert len(started) <= 3 + min(cores, lexical.THREADS) - 1
+    assert lexical._in_threads(work, 3, lambda found: False) == [0, 1, 2]
+    with pytest.raises(RuntimeError, match="after the stop"):
+        lexical._in_threads(work, 5, lambda found: False)
+
+
 def test_hash_powers_shared_by_threads_give_each_caller_its_length() -> None:
     """Threads growing one table set: every caller gets tables of at least the length
     it asked for, with the right values, whichever thread's tables are kept."""

@@ -193,7 +193,7 @@ def lexical_metrics(dataset: Dataset, scope: _IntArray, pairs: tuple[_IntArray, 
     clarity: list[npt.NDArray[np.float64]] = []
     stickiness: list[npt.NDArray[np.float64]] = []
     unmeasured: list[tuple[int, int]] = []
-    for rows, values in _in_threads(block_values, len(blocks)):
+    for rows, values in _in_threads(block_values, len(blocks), lambda found: found[1] is None):
         if values is None:
             return None  # keys would not fit an int64: the caller's set-based path
         found = values[0]
@@ -212,18 +212,37 @@ _BlockValues = tuple[Cohesion, npt.NDArray[np.float64], npt.NDArray[np.float64]]
 _Result = TypeVar("_Result")
 
 
-def _in_threads(work: Callable[[int], _Result], count: int) -> list[_Result]:
-    """``[work(0), work(1), ... work(count - 1)]``, computed by :data:`THREADS` threads
+def _in_threads(work: Callable[[int], _Result], count: int,
+                last: Callable[[_Result], bool]) -> list[_Result]:
+    """``[work(0), work(1), ...]`` up to ``work(count - 1)`` or the first result for
+    which ``last`` is true, whichever comes first, computed by :data:`THREADS` threads
     where the machine has that many cores: the blocks write to no shared place (each
-    to its own rows and documents), and numpy lets go of the interpreter in its
-    array work.  The results are the same, in the same order, either way."""
+    to its own rows and documents), and numpy lets go of the interpreter in its array
+    work.  At most one block per thread is under way, so a stop wastes at most those;
+    the results are the same, in the same order, either way."""
     threads = min(THREADS, count, _cores())
+    results: list[_Result] = []
     if threads < 2:
-        return list(map(work, range(count)))
-    from concurrent.futures import ThreadPoolExecutor
+        for number in range(count):
+            results.append(work(number))
+            if last(results[-1]):
+                break
+        return results
+    from collections import deque
+    from concurrent.futures import Future, ThreadPoolExecutor
 
     with ThreadPoolExecutor(threads, thread_name_prefix="pytest-rag-lexical") as pool:
-        return list(pool.map(work, range(count)))
+        under_way: deque[Future[_Result]] = deque(
+            pool.submit(work, number) for number in range(threads))
+        following = threads
+        while under_way:
+            results.append(under_way.popleft().result())
+            if last(results[-1]):
+                break  # the block under way ends unread: what it raises is not looked at
+            if following < count:
+                under_way.append(pool.submit(work, following))
+                following += 1
+    return results
 
 
 def _cores() -> int:
