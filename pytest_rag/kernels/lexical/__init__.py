@@ -157,6 +157,7 @@ def lexical_metrics(dataset: Dataset, scope: _IntArray, pairs: tuple[_IntArray, 
     token_base = np.zeros(len(documents), dtype=np.int64)  # global token -> block token
     char_of_doc = np.zeros(len(documents), dtype=np.int64)  # start of a text in its block
     powers = HashPowers()  # shared by every document and block hashed below
+
     def block_values(number: int) -> tuple[_IntArray, _BlockValues | None]:
         """The block's chunk rows and its metrics (``None``: keys too large)."""
         block = blocks[number]
